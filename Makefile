@@ -1,0 +1,35 @@
+# Two commands: `make up` runs the service on the embedded stack; `make test` runs the tests.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: up test bench openapi asyncapi lint clean venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Re-install whenever pyproject.toml changes.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+up: $(STAMP)
+	$(BIN)/svc up $(ARGS)
+
+# pytest exits 5 when it collected nothing: that must fail loudly, never pass.
+test: $(STAMP)
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+bench: $(STAMP)
+	$(BIN)/python -m tests.perf.run $(ARGS)
+
+openapi: $(STAMP)
+	$(BIN)/svc openapi --out docs/openapi.json
+
+clean:
+	rm -rf $(VENV) .svc .pytest_cache .hypothesis

@@ -1,0 +1,104 @@
+"""The REST app: Litestar routes over Postgres read models, behind the front door."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+
+import structlog
+from litestar import Litestar
+from litestar.config.response_cache import ResponseCacheConfig
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme, Server
+from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+
+from api.access.middleware import AccessMiddleware
+from api.errors import EXCEPTION_HANDLERS
+from api.front import API_VERSION, FrontDoor
+from api.routes import discover
+from api.state import AppState
+from infra.db import create_pool
+from infra.migrate import migrate
+from infra.settings import Settings, load_settings
+
+log = structlog.get_logger("api")
+
+
+class MetricsController(PrometheusController):
+    include_in_schema = False
+
+OPENAPI_DESCRIPTION = """\
+Sports reference data, games, consensus prices and no-vig probabilities, players, and betting
+maths. Every value carries its `source` and `as_of`. Results are never ordered by a betting
+measure. Anything touching wagering carries `rg_line`, which a client must display.
+
+Send an API key only as `Authorization: Bearer <key>`; a credential in the URL is refused.
+`Api-Version` selects the version (only `2026-10-05`). Errors are RFC 9457 problem objects.
+"""
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="svc API",
+        version=API_VERSION,
+        description=OPENAPI_DESCRIPTION,
+        path="/schema",
+        render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+        servers=[Server(url="/")],
+        components=Components(
+            security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer", description="API key")}
+        ),
+        use_handler_docstrings=True,
+    )
+
+
+def _lifespan(app_state: AppState):
+    @asynccontextmanager
+    async def lifespan(app: Litestar):
+        settings = app_state.settings
+        if settings.database_url:
+            # min_size=0: the process starts and answers /health even while the database is down
+            app_state.pool = await create_pool(settings.database_url, min_size=0, max_size=20)
+            try:
+                async with app_state.pool.acquire() as conn:
+                    await migrate(conn)
+            except Exception as exc:  # health reports it; routes answer service_unavailable
+                log.warning("migrations not applied at start", error=str(exc))
+        if settings.redis_url:
+            import redis.asyncio as redis
+
+            app_state.redis = redis.from_url(settings.redis_url)
+        try:
+            yield
+        finally:
+            if app_state.pool is not None:
+                await app_state.pool.close()
+            if app_state.redis is not None:
+                await app_state.redis.aclose()
+
+    return lifespan
+
+
+def create_litestar(settings: Settings) -> Litestar:
+    """The Litestar app without the front door (for OpenAPI generation and unit tests)."""
+    app_state = AppState(settings=settings)
+    prometheus = PrometheusConfig(app_name="svc_api", prefix="svc_api", group_path=True, exclude=["/metrics"])
+    app = Litestar(
+        route_handlers=[*discover(), MetricsController],
+        middleware=[prometheus.middleware, AccessMiddleware()],
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=openapi_config(),
+        lifespan=[_lifespan(app_state)],
+        response_cache_config=ResponseCacheConfig(),
+        logging_config=None,
+        debug=False,
+    )
+    app.state.app_state = app_state
+    app.state.settings = settings
+    return app
+
+
+def create_app(settings: Settings | None = None) -> FrontDoor:
+    """The served ASGI app: the front door around Litestar."""
+    settings = settings or load_settings()
+    return FrontDoor(create_litestar(settings), docs_url=settings.docs_url)

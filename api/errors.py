@@ -1,0 +1,96 @@
+"""Every error the app raises becomes a problem object with a catalog code; never a bare 500."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, MethodNotAllowedException, NotFoundException, ValidationException
+
+from api.problems import CODE_BY_STATUS, PROBLEM_MEDIA_TYPE, ProblemError, build_problem
+
+log = structlog.get_logger("api.errors")
+_JSON_PATH = re.compile(r"at `\$\.([A-Za-z0-9_\.\[\]]+)`")
+
+
+def request_id_of(request: Request) -> str:
+    return request.scope.get("state", {}).get("request_id", "req_unknown")
+
+
+def docs_url_of(request: Request) -> str:
+    return request.app.state.settings.docs_url
+
+
+def problem_response(
+    request: Request, code: str, detail: str, param: str | None = None,
+    headers: dict[str, str] | None = None, retryable: bool | None = None,
+) -> Response:
+    problem = build_problem(
+        code, detail, param=param, request_id=request_id_of(request), docs_url=docs_url_of(request),
+        retryable=retryable,
+    )
+    return Response(
+        content=msgspec.json.encode(problem),
+        status_code=problem.status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers or {},
+    )
+
+
+def _on_problem(request: Request, exc: ProblemError) -> Response:
+    return problem_response(request, exc.code, exc.detail, exc.param, exc.headers, exc.retryable)
+
+
+def _validation_param(exc: ValidationException) -> tuple[str | None, str]:
+    """The offending field and a readable message from Litestar's validation detail."""
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    for item in extra:
+        if isinstance(item, dict):
+            key = item.get("key")
+            message = str(item.get("message", exc.detail))
+            if key == "body" or key is None:
+                match = _JSON_PATH.search(message)
+                key = match.group(1) if match else ("body" if key == "body" else None)
+            return key, message
+    return None, str(exc.detail)
+
+
+def _on_validation(request: Request, exc: ValidationException) -> Response:
+    param, message = _validation_param(exc)
+    detail = f"Invalid value for '{param}': {message}" if param else message
+    return problem_response(request, "invalid_request", detail, param)
+
+
+def _on_not_found(request: Request, exc: NotFoundException) -> Response:
+    return problem_response(request, "not_found", f"No resource at {request.url.path}.")
+
+
+def _on_method(request: Request, exc: MethodNotAllowedException) -> Response:
+    allow = (exc.headers or {}).get("allow", "")
+    return problem_response(
+        request, "method_not_allowed",
+        f"{request.method} is not allowed on {request.url.path}. Allowed: {allow}.",
+        headers={"Allow": allow},
+    )
+
+
+def _on_http(request: Request, exc: HTTPException) -> Response:
+    code = CODE_BY_STATUS.get(exc.status_code, "internal_error" if exc.status_code >= 500 else "invalid_request")
+    return problem_response(request, code, str(exc.detail), headers=exc.headers)
+
+
+def _on_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error", path=request.url.path, request_id=request_id_of(request))
+    return problem_response(request, "internal_error", "An unexpected error occurred; it has been logged.")
+
+
+EXCEPTION_HANDLERS = {
+    ProblemError: _on_problem,
+    ValidationException: _on_validation,
+    NotFoundException: _on_not_found,
+    MethodNotAllowedException: _on_method,
+    HTTPException: _on_http,
+    Exception: _on_unexpected,
+}

@@ -1,0 +1,1 @@
+"""Command modules: each defines `register(app: typer.Typer)` adding its commands or groups."""

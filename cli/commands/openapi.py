@@ -1,0 +1,25 @@
+"""`svc openapi`: write the REST API's OpenAPI document (generated from the code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("openapi")
+    def openapi(
+        out: Annotated[Path, typer.Option("--out", help="File to write")] = Path("docs/openapi.json"),
+    ) -> None:
+        """Write the OpenAPI 3.1 document of the REST API."""
+        from api.app import create_litestar
+        from infra.settings import load_settings
+
+        app_ = create_litestar(load_settings(env={}, use_stack=False))
+        document = app_.openapi_schema.to_schema()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
+        typer.echo(f"wrote {out} ({len(document.get('paths', {}))} paths)")

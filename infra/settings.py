@@ -1,0 +1,149 @@
+"""Every setting of the service in one object, read from the environment.
+
+Precedence: environment variable > what `svc up` recorded in `<data-dir>/stack.json` > default.
+This is the only module that reads configuration from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+STACK_FILE = "stack.json"
+DEFAULT_DATA_DIR = ".svc"
+
+
+class Settings(msgspec.Struct, kw_only=True, frozen=True):
+    # where `svc up` keeps pid files, logs, the embedded Postgres and the stack record
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # external parts; unset means the embedded default (or none, for Redis)
+    kafka_bootstrap: str | None = None
+    database_url: str | None = None
+    redis_url: str | None = None
+    # prefix for every topic name, so several deployments (or tests) share one cluster
+    topic_namespace: str = ""
+    # partitions of the feed topics; keyed by entity, so per-game order holds
+    topic_partitions: int = 4
+    # Kafka's idempotent producer; the embedded tansu broker refuses it (InitProducerId fails)
+    kafka_idempotence: bool = False
+    # books whose newest quote is older than this (event time) drop out of consensus
+    consensus_window_seconds: int = 3600
+    # how fast `svc up` plays the sandbox day (times real speed)
+    sandbox_speed: float = 60.0
+    api_workers: int = 1
+    log_level: str = "info"
+    log_json: bool | None = None  # None: JSON when stderr is not a TTY
+    docs_url: str = "https://docs.svc.dev"
+    # HMAC secret for API-key hashes; generated into the data dir when unset
+    key_secret: str | None = None
+
+    @property
+    def stack_file(self) -> Path:
+        return self.data_dir / STACK_FILE
+
+    @property
+    def run_dir(self) -> Path:
+        return self.data_dir / "run"
+
+    def require_bootstrap(self) -> str:
+        if not self.kafka_bootstrap:
+            raise RuntimeError(
+                "no Kafka broker known: set KAFKA_BOOTSTRAP or start the stack with `svc up`"
+            )
+        return self.kafka_bootstrap
+
+    def require_database(self) -> str:
+        if not self.database_url:
+            raise RuntimeError(
+                "no database known: set DATABASE_URL or start the stack with `svc up`"
+            )
+        return self.database_url
+
+    def secret(self) -> str:
+        """The key-hash secret: configured, or created once per data dir (mode 0600)."""
+        if self.key_secret:
+            return self.key_secret
+        path = self.data_dir / "secret"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+        return path.read_text().strip()
+
+
+# environment variable -> field; documented in the README's configuration table
+ENV_VARS: dict[str, str] = {
+    "SVC_DATA_DIR": "data_dir",
+    "SVC_HOST": "host",
+    "SVC_PORT": "port",
+    "KAFKA_BOOTSTRAP": "kafka_bootstrap",
+    "DATABASE_URL": "database_url",
+    "REDIS_URL": "redis_url",
+    "SVC_TOPIC_NAMESPACE": "topic_namespace",
+    "SVC_TOPIC_PARTITIONS": "topic_partitions",
+    "SVC_KAFKA_IDEMPOTENCE": "kafka_idempotence",
+    "SVC_CONSENSUS_WINDOW_SECONDS": "consensus_window_seconds",
+    "SVC_SANDBOX_SPEED": "sandbox_speed",
+    "SVC_API_WORKERS": "api_workers",
+    "SVC_LOG_LEVEL": "log_level",
+    "SVC_LOG_JSON": "log_json",
+    "SVC_DOCS_URL": "docs_url",
+    "SVC_KEY_SECRET": "key_secret",
+}
+
+# what `svc up` records for the other commands to find the running parts
+STACK_FIELDS = ("kafka_bootstrap", "database_url", "redis_url", "host", "port", "topic_namespace")
+
+
+def _from_env(env: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for var, field in ENV_VARS.items():
+        raw = env.get(var)
+        if raw is None or raw == "":
+            continue
+        out[field] = raw
+    return out
+
+
+def read_stack(data_dir: Path) -> dict[str, Any]:
+    path = data_dir / STACK_FILE
+    try:
+        record = msgspec.json.decode(path.read_bytes())
+    except (FileNotFoundError, msgspec.DecodeError):
+        return {}
+    return {k: v for k, v in record.items() if k in STACK_FIELDS and v is not None}
+
+
+def write_stack(settings: Settings, **extra: Any) -> None:
+    record = {k: getattr(settings, k) for k in STACK_FIELDS}
+    record.update(extra)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = settings.stack_file.with_suffix(".tmp")
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(record)))
+    tmp.replace(settings.stack_file)
+
+
+def load_settings(
+    data_dir: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    use_stack: bool = True,
+    **overrides: Any,
+) -> Settings:
+    """Build the settings: overrides > environment > stack record > defaults."""
+    env = dict(os.environ) if env is None else env
+    from_env = _from_env(env)
+    if data_dir is not None:
+        from_env["data_dir"] = str(data_dir)
+    base_dir = Path(from_env.get("data_dir", DEFAULT_DATA_DIR))
+    merged: dict[str, Any] = read_stack(base_dir) if use_stack else {}
+    merged.update(from_env)
+    merged.update({k: v for k, v in overrides.items() if v is not None})
+    data_path = Path(merged.pop("data_dir", DEFAULT_DATA_DIR))  # msgspec does not convert Path
+    return msgspec.structs.replace(msgspec.convert(merged, Settings, strict=False), data_dir=data_path)

@@ -1,0 +1,255 @@
+"""Canonical events: what every source feed is turned into before it reaches the log.
+
+A tagged union of msgspec Structs (tag field `type`), each carrying its schema version `v`.
+Every event is stamped with provenance: `source` (who produced it, as shown to readers),
+`source_id` (the source's own ID for the record), `source_ts` (when the source says it was
+true), `ingest_ts` (when we read it) and `event_id`, a hash of source, source ID and content,
+so the same record ingested twice has the same `event_id`.
+
+Prices, points and stats are `Decimal`, encoded as strings: their exact digits survive the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Literal, Union
+
+import msgspec
+
+from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_TEAMS
+from schemas.ids import PREFIXES, _encode
+
+GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
+MarketKind = Literal["game", "prop", "future", "exchange"]
+PriceFormat = Literal["decimal", "american"]
+SeasonType = Literal["regular", "postseason", "preseason"]
+NewsKind = Literal["injury", "transaction", "news"]
+GameDay = Literal["active", "inactive", "out"]
+StatValue = Union[int, Decimal]
+
+
+class KnownBy(msgspec.Struct, frozen=True):
+    """One source's own ID for an entity (spec 2.1 `provenance.known_by`)."""
+
+    source: str
+    source_id: str
+
+
+class Event(msgspec.Struct, kw_only=True, frozen=True, tag_field="type"):
+    """Provenance every event carries; subclasses add the payload."""
+
+    v: int = 1
+    event_id: str = ""
+    source: str
+    source_id: str
+    source_ts: datetime
+    ingest_ts: datetime
+
+
+# ---- teams (key: team_id, topic feed.teams) -------------------------------------------------
+
+
+class TeamRegistered(Event, kw_only=True, frozen=True, tag="team.registered"):
+    team_id: str
+    sport: str
+    competition: str
+    name: str
+    abbreviation: str | None = None
+    # every other name the team has gone by in our sources (renames, relocations)
+    aliases: list[str] = []
+    known_by: list[KnownBy] = []
+
+
+# ---- games and markets (key: game_id, topic feed.games) -------------------------------------
+
+
+class GameScheduled(Event, kw_only=True, frozen=True, tag="game.scheduled"):
+    game_id: str
+    sport: str
+    competition: str
+    season: str | None = None  # label, such as "2024" or "2024-25"
+    week: int | None = None
+    season_type: str | None = None  # as the source names it (REG, POST, ...)
+    name: str
+    home_team_id: str
+    away_team_id: str
+    kickoff_at: datetime | None = None
+    kickoff_date: date | None = None  # only when the source gives no time
+    venue: str | None = None
+    neutral_site: bool = False
+    known_by: list[KnownBy] = []
+
+
+class GameRescheduled(Event, kw_only=True, frozen=True, tag="game.rescheduled"):
+    game_id: str
+    kickoff_at: datetime | None = None
+    kickoff_date: date | None = None
+    venue: str | None = None
+
+
+class GameStateChanged(Event, kw_only=True, frozen=True, tag="game.state_changed"):
+    game_id: str
+    status: GameStatus
+    score_home: int | None = None
+    score_away: int | None = None
+    period: str | None = None
+    clock: str | None = None
+    possession: str | None = None  # tm_ ID
+    last_play: str | None = None
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    selection: str  # home, away, draw, over, under, yes, no
+    name: str
+    participant_id: str | None = None
+    price: Decimal
+    price_format: PriceFormat
+    point: Decimal | None = None
+
+
+class PriceQuoted(Event, kw_only=True, frozen=True, tag="price.quoted"):
+    """One book's prices for every outcome of one market line."""
+
+    game_id: str
+    market_id: str
+    book: str  # the source's book key, such as draftkings
+    book_name: str | None = None
+    kind: MarketKind
+    market_type: str  # h2h, spreads, totals, or a prop type
+    period: str = "full"
+    participant_id: str | None = None
+    # the line: the total for totals, the home side's handicap for spreads, None for h2h
+    point: Decimal | None = None
+    market_name: str | None = None
+    outcomes: list[Outcome]
+
+
+class MarketSuspended(Event, kw_only=True, frozen=True, tag="market.suspended"):
+    game_id: str
+    market_id: str
+    book: str | None = None  # None: every book
+    reason: str | None = None
+
+
+class MarketReopened(Event, kw_only=True, frozen=True, tag="market.reopened"):
+    game_id: str
+    market_id: str
+    book: str | None = None
+
+
+# ---- players (key: player_id, topic feed.players) -------------------------------------------
+
+
+class PlayerRegistered(Event, kw_only=True, frozen=True, tag="player.registered"):
+    player_id: str
+    sport: str
+    competition: str
+    name: str
+    position: str | None = None
+    team_id: str | None = None
+    known_by: list[KnownBy] = []
+
+
+class PlayerUpdated(Event, kw_only=True, frozen=True, tag="player.updated"):
+    player_id: str
+    name: str | None = None
+    position: str | None = None
+    team_id: str | None = None
+
+
+class InjuryReported(Event, kw_only=True, frozen=True, tag="injury.reported"):
+    player_id: str
+    team_id: str | None = None
+    season: int
+    week: int | None = None
+    game_type: str | None = None
+    game_id: str | None = None
+    status: str | None = None  # designation in words: Questionable, Doubtful, Out, Note
+    roster_status: str | None = None
+    detail: str | None = None  # primary injury
+    secondary_detail: str | None = None
+    practice: str | None = None  # practice participation in words
+    game_day: GameDay | None = None
+    reported_at: datetime | None = None
+
+
+class NewsPublished(Event, kw_only=True, frozen=True, tag="news.published"):
+    player_id: str
+    kind: NewsKind
+    headline: str  # one line, at most 200 characters
+    published_at: datetime | None = None
+
+
+class StatLineRecorded(Event, kw_only=True, frozen=True, tag="stat_line.recorded"):
+    """A player's stats for one game; season lines are derived from these."""
+
+    player_id: str
+    team_id: str | None = None
+    game_id: str | None = None
+    season: str
+    week: int | None = None
+    season_type: SeasonType | None = None
+    stats: dict[str, StatValue]
+
+
+AnyEvent = Union[
+    TeamRegistered,
+    GameScheduled,
+    GameRescheduled,
+    GameStateChanged,
+    PriceQuoted,
+    MarketSuspended,
+    MarketReopened,
+    PlayerRegistered,
+    PlayerUpdated,
+    InjuryReported,
+    NewsPublished,
+    StatLineRecorded,
+]
+
+_GAME_EVENTS = (GameScheduled, GameRescheduled, GameStateChanged, PriceQuoted, MarketSuspended, MarketReopened)
+_PLAYER_EVENTS = (PlayerRegistered, PlayerUpdated, InjuryReported, NewsPublished, StatLineRecorded)
+
+_encoder = msgspec.json.Encoder(decimal_format="string", order="deterministic")
+_decoder = msgspec.json.Decoder(AnyEvent)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def encode(event: AnyEvent) -> bytes:
+    return _encoder.encode(event)
+
+
+def decode(raw: bytes) -> AnyEvent:
+    return _decoder.decode(raw)
+
+
+def event_key(event: AnyEvent) -> str:
+    """The entity whose order the log must keep for this event (the Kafka record key)."""
+    if isinstance(event, _GAME_EVENTS):
+        return event.game_id
+    if isinstance(event, _PLAYER_EVENTS):
+        return event.player_id
+    return event.team_id
+
+
+def event_topic(event: AnyEvent) -> str:
+    """The feed topic (without dataset prefix) this event belongs on."""
+    if isinstance(event, _GAME_EVENTS):
+        return FEED_GAMES
+    if isinstance(event, _PLAYER_EVENTS):
+        return FEED_PLAYERS
+    return FEED_TEAMS
+
+
+def content_id(event: AnyEvent) -> str:
+    """Deterministic event ID: source, the source's own ID and the content, minus ingest time."""
+    bare = msgspec.structs.replace(event, event_id="", ingest_ts=_EPOCH)
+    digest = hashlib.blake2b(_encoder.encode(bare), digest_size=16).digest()
+    return PREFIXES["event"] + _encode(digest)
+
+
+def stamp(event: AnyEvent) -> AnyEvent:
+    """The event with its deterministic `event_id` filled in."""
+    return msgspec.structs.replace(event, event_id=content_id(event))

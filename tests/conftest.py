@@ -1,0 +1,131 @@
+"""Real parts for tests: one tansu broker and one PostgreSQL per session, isolated per test.
+
+PostgreSQL is `DATABASE_URL` when set, else the embedded server. Each test that asks for the
+database gets its own database cloned from a migrated template; each test that asks for
+settings gets its own topic namespace on the shared broker.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+from infra.broker import start_broker
+from infra.db import wait_for_database
+from infra.migrate import migrate
+from infra.net import free_port
+from infra.postgres import database_url as embedded_url
+from infra.postgres import start_postgres
+from infra.settings import Settings, load_settings
+from infra.topics import ensure_topics
+
+SESSION_TAG = secrets.token_hex(3)
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory) -> str:
+    port = free_port()
+    proc = start_broker(port, log_path=tmp_path_factory.mktemp("broker") / "tansu.log")
+    yield f"127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+async def pg_server(tmp_path_factory) -> str:
+    """URL of a server where tests may create databases."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        await wait_for_database(url)
+        yield url
+        return
+    pgdata = tmp_path_factory.mktemp("pg") / "data"
+    port = free_port()
+    proc = start_postgres(pgdata, port, durable=False)
+    url = embedded_url(port)
+    await wait_for_database(url)
+    yield url
+    proc.terminate()  # SIGTERM: smart shutdown is fine, no clients remain
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+async def pg_template(pg_server) -> str:
+    """A migrated database that each test's database is cloned from."""
+    name = f"svct_{SESSION_TAG}_tmpl"
+    admin = await asyncpg.connect(pg_server)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    conn = await asyncpg.connect(with_database(pg_server, name))
+    try:
+        await migrate(conn)
+    finally:
+        await conn.close()
+    yield name
+    admin = await asyncpg.connect(pg_server)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def database_url(pg_server, pg_template) -> str:
+    """A fresh, migrated database of this test's own."""
+    name = f"svct_{SESSION_TAG}_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(pg_server)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}" STRATEGY FILE_COPY')
+    finally:
+        await admin.close()
+    yield with_database(pg_server, name)
+    admin = await asyncpg.connect(pg_server)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+def namespace() -> str:
+    return f"t{secrets.token_hex(4)}."
+
+
+@pytest.fixture
+def settings(broker, database_url, namespace, tmp_path: Path) -> Settings:
+    """Settings of a test's own deployment: own topics on the shared broker, own database."""
+    return load_settings(
+        env={},
+        use_stack=False,
+        data_dir=tmp_path / "svc",
+        kafka_bootstrap=broker,
+        database_url=database_url,
+        topic_namespace=namespace,
+        topic_partitions=2,
+        key_secret="test-secret",
+    )
+
+
+@pytest.fixture
+async def topics(settings) -> dict[str, int]:
+    return await ensure_topics(settings)
