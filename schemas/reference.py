@@ -1,0 +1,36 @@
+"""The sports and competitions the service knows (slugs are part of the API contract)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Sport:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Competition:
+    slug: str
+    name: str
+    sport: str
+    timezone: str  # the zone its calendar (game days, weeks) is kept in
+    odds_api_key: str | None  # The Odds API sport key
+
+
+SPORTS: dict[str, Sport] = {
+    s.slug: s for s in (Sport("american_football", "American Football"), Sport("soccer", "Soccer"))
+}
+
+COMPETITIONS: dict[str, Competition] = {
+    c.slug: c
+    for c in (
+        Competition("nfl", "NFL", "american_football", "America/New_York", "americanfootball_nfl"),
+        Competition("epl", "English Premier League", "soccer", "Europe/London", "soccer_epl"),
+        Competition("serie_a", "Serie A", "soccer", "Europe/Rome", "soccer_italy_serie_a"),
+    )
+}
+
+COMPETITION_BY_ODDS_API_KEY = {c.odds_api_key: c for c in COMPETITIONS.values() if c.odds_api_key}
