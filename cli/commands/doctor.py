@@ -1,0 +1,28 @@
+"""`svc doctor`: each component of the running stack, where it runs, whether it answers."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from cli.common import DataDir, JsonFlag, console, print_json, run, settings_for
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("doctor")
+    def doctor(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
+        """Check broker, Postgres, Redis, API, projector and supervisor; exit 1 if any fails."""
+        from infra.doctor import diagnose, healthy
+
+        report = run(diagnose(settings_for(data_dir)))
+        if as_json:
+            print_json(report)
+        else:
+            table = Table("component", "where", "answers", "details")
+            for name, part in report.items():
+                ok = part["ok"]
+                mark = "[green]yes[/green]" if ok else ("[dim]not configured[/dim]" if ok is None else "[red]no[/red]")
+                details = ", ".join(f"{k}={v}" for k, v in part.items() if k not in ("address", "ok"))
+                table.add_row(name, str(part["address"] or "-"), mark, details)
+            console.print(table)
+        raise typer.Exit(0 if healthy(report) else 1)
