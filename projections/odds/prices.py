@@ -1,0 +1,106 @@
+"""Price formats and their exact conversions.
+
+Internally a price is its decimal odds d as an exact rational (the return per unit staked,
+stake included). The other formats, exactly:
+
+- American a:   d = 1 + a/100 for a >= +100,  d = 1 + 100/|a| for a <= -100
+- fractional f: d = 1 + f (f = profit per unit staked, e.g. 10/11)
+- implied p:    d = 1 / p
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Literal, NamedTuple
+
+from projections.odds.exact import InvalidInput, Number, exact, round_half_even
+
+PriceFormat = Literal["decimal", "american", "fractional", "implied"]
+PRICE_FORMATS: tuple[PriceFormat, ...] = ("decimal", "american", "fractional", "implied")
+
+ONE = Fraction(1)
+HUNDRED = Fraction(100)
+# the prices we serve: American -100,000,000 to +100,000,000; beyond that floats lose the sums
+MIN_DECIMAL_ODDS = 1 + Fraction(1, 1_000_000)
+MAX_DECIMAL_ODDS = Fraction(1_000_001)
+
+
+class Price(NamedTuple):
+    """One price in every format, exact."""
+
+    decimal: Fraction
+    american: Fraction
+    fractional: Fraction
+    implied: Fraction
+
+
+def to_decimal(value: Number, price_format: PriceFormat = "decimal", field: str | None = "odds") -> Fraction:
+    """Decimal odds of a price written in `price_format`; refuses what is not a price."""
+    x = exact(value, field)
+    if price_format == "decimal":
+        if x <= 1:
+            raise InvalidInput(field, f"decimal odds must be above 1, got {_show(x)}")
+        d = x
+    elif price_format == "american":
+        if -100 < x < 100:
+            raise InvalidInput(field, f"American odds must be -100 or below, or +100 or above, got {_show(x)}")
+        d = 1 + (x / HUNDRED if x > 0 else HUNDRED / -x)
+    elif price_format == "fractional":
+        if x <= 0:
+            raise InvalidInput(field, f"fractional odds must be above zero, got {_show(x)}")
+        d = 1 + x
+    elif price_format == "implied":
+        if not 0 < x < 1:
+            raise InvalidInput(field, f"an implied probability must be between 0 and 1 (exclusive), got {_show(x)}")
+        d = 1 / x
+    else:
+        raise InvalidInput("format", f"unknown price format {price_format!r}")
+    if not MIN_DECIMAL_ODDS <= d <= MAX_DECIMAL_ODDS:
+        raise InvalidInput(
+            field, f"price outside the supported range (decimal 1.000001 to 1000001), got decimal {_show(d)}"
+        )
+    return d
+
+
+def american(d: Fraction) -> Fraction:
+    """American odds of decimal odds d: positive (profit on 100) from 2.0 up, else negative (stake for 100)."""
+    return HUNDRED * (d - 1) if d >= 2 else -HUNDRED / (d - 1)
+
+
+def fractional(d: Fraction) -> Fraction:
+    return d - 1
+
+
+def implied(d: Fraction) -> Fraction:
+    return 1 / d
+
+
+def from_decimal(d: Fraction) -> Price:
+    return Price(d, american(d), fractional(d), implied(d))
+
+
+def convert(value: Number, price_format: PriceFormat = "decimal", field: str | None = "odds") -> Price:
+    return from_decimal(to_decimal(value, price_format, field))
+
+
+def fraction_text(x: Fraction) -> str:
+    """A fraction in lowest terms as bookmakers write it: "10/11", "5/2", "1/1" (evens)."""
+    return f"{x.numerator}/{x.denominator}"
+
+
+def display(price: Price) -> dict[str, str]:
+    """The conventional display of each format: decimal to 2 places, American whole with its sign,
+    fractional exact in lowest terms, implied as a percentage to 2 places (all half to even)."""
+    us = round_half_even(price.american, 0)
+    return {
+        "decimal": f"{round_half_even(price.decimal, 2)}",
+        "american": f"+{us}" if us > 0 else f"{us}",
+        "fractional": fraction_text(price.fractional),
+        "implied": f"{round_half_even(price.implied * 100, 2)}%",
+    }
+
+
+def _show(x: Fraction) -> str:
+    """A value for a message: up to 6 places, no trailing zeros."""
+    text = f"{round_half_even(x, 6):f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
