@@ -99,7 +99,7 @@ def _shin_term(z: float, q: float) -> tuple[float, float]:
 def _shin(implied: list[float], total: float) -> tuple[list[float], float | None, bool]:
     q_values = [4.0 * p * p / total for p in implied]
     if len(implied) == 2:
-        # closed form for two outcomes (Clarke, Kovalchik & Ingram 2017; R package `implied`)
+        # Shin's equation solved in closed form for two outcomes (the tests check it against the equation)
         diff2 = (implied[0] - implied[1]) ** 2
         z = (total - 1.0) * (diff2 - total) / (total * (diff2 - 1.0))
         return [_shin_term(z, q)[0] for q in q_values], z, True
