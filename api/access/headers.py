@@ -1,0 +1,77 @@
+"""Response headers for rate limits and credits. Pure.
+
+`RateLimit-Policy` and `RateLimit` follow draft-ietf-httpapi-ratelimit-headers-10 exactly: each
+field is a Structured Fields List of Items whose value is a String naming the policy, with
+parameters `q` (quota) and `w` (window seconds) on the policy, `r` (remaining) and `t` (seconds
+until more quota is available) on the service limit. Two policies are advertised: the plan's
+rate window (named after the plan) and its credit allowance (`<plan>-credits`, one credit per
+quota unit; `w` is the length of the current credit period).
+
+The `X-RateLimit-*` fields repeat the rate window as status reports it (spec 2.3 `rate`), with
+`X-RateLimit-Reset` in Unix seconds; `X-Credits-*` repeat spec 2.3 `credits`.
+"""
+
+from __future__ import annotations
+
+from api.access.context import CreditState
+from api.access.window import RatePolicy, RateState
+
+
+def _sf_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def policy_item(policy: RatePolicy) -> str:
+    """One RateLimit-Policy item, e.g. `"free";q=120;w=60` (also spec 2.3 `rate.policy`)."""
+    return f"{_sf_string(policy.name)};q={policy.limit};w={policy.window}"
+
+
+def credits_policy_name(plan: str) -> str:
+    return f"{plan}-credits"
+
+
+def rate_headers(rate: RateState) -> list[tuple[str, str]]:
+    return [
+        ("X-RateLimit-Limit", str(rate.policy.limit)),
+        ("X-RateLimit-Remaining", str(rate.remaining)),
+        ("X-RateLimit-Reset", str(rate.reset_at)),
+        ("X-RateLimit-Resource", rate.resource),
+    ]
+
+
+def credit_headers(credits: CreditState) -> list[tuple[str, str]]:
+    return [
+        ("X-Credits-Used", str(credits.used)),
+        ("X-Credits-Remaining", str(credits.remaining)),
+        ("X-Credits-Last", str(credits.last)),
+    ]
+
+
+def ratelimit_fields(plan: str, rate: RateState | None, credits: CreditState | None) -> list[tuple[str, str]]:
+    policies: list[str] = []
+    limits: list[str] = []
+    if rate is not None:
+        policies.append(policy_item(rate.policy))
+        limits.append(f"{_sf_string(rate.policy.name)};r={rate.remaining};t={rate.reset_after}")
+    if credits is not None:
+        name = _sf_string(credits_policy_name(plan))
+        policies.append(f"{name};q={credits.allowance};w={credits.period.seconds}")
+        limits.append(f"{name};r={credits.remaining};t={credits.reset_after}")
+    if not policies:
+        return []
+    return [("RateLimit-Policy", ", ".join(policies)), ("RateLimit", ", ".join(limits))]
+
+
+def access_headers(plan: str, rate: RateState | None, credits: CreditState | None) -> list[tuple[str, str]]:
+    """Every access header for a response, in a stable order."""
+    out = ratelimit_fields(plan, rate, credits)
+    if rate is not None:
+        out += rate_headers(rate)
+    if credits is not None:
+        out += credit_headers(credits)
+    return out
+
+
+def retry_after(seconds: int) -> tuple[str, str]:
+    """`Retry-After` in delta-seconds; at least 1 so a client never retries in a busy loop."""
+    return ("Retry-After", str(max(1, seconds)))
