@@ -13,6 +13,7 @@ from api.problems import CODE_BY_STATUS, PROBLEM_MEDIA_TYPE, ProblemError, build
 
 log = structlog.get_logger("api.errors")
 _JSON_PATH = re.compile(r"at `\$\.([A-Za-z0-9_\.\[\]]+)`")
+_MISSING = re.compile(r"^Missing required \w+ parameter '([^']+)'")
 
 
 def request_id_of(request: Request) -> str:
@@ -54,7 +55,8 @@ def _validation_param(exc: ValidationException) -> tuple[str | None, str]:
                 match = _JSON_PATH.search(message)
                 key = match.group(1) if match else ("body" if key == "body" else None)
             return key, message
-    return None, str(exc.detail)
+    missing = _MISSING.match(str(exc.detail))  # a missing required parameter names itself
+    return (missing.group(1) if missing else None), str(exc.detail)
 
 
 def _on_validation(request: Request, exc: ValidationException) -> Response:

@@ -1,0 +1,121 @@
+"""Games with their two teams: lists (games, slate), one game, and the day's count."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Sequence
+
+import asyncpg
+
+from api.queries.sql import Where
+
+_TEAM_COLUMNS = ", ".join(
+    f"{alias}.{col} AS {side}_{col}"
+    for side, alias in (("home", "h"), ("away", "a"))
+    for col in ("name", "abbreviation", "competition", "provenance", "source", "as_of")
+)
+GAME_COLUMNS = f"""
+    g.id, g.name, g.sport, g.competition, g.season, g.week, g.season_type, g.kickoff_at, g.kickoff_date,
+    g.kickoff_sort, g.venue, g.home_team_id, g.away_team_id, g.status, g.score_home, g.score_away,
+    g.period, g.clock, g.possession, g.last_play, g.state_provenance, g.source, g.as_of, g.provenance,
+    {_TEAM_COLUMNS}
+"""
+
+
+def _from(schema: str) -> str:
+    return (
+        f"{schema}.games g LEFT JOIN {schema}.teams h ON h.id = g.home_team_id "
+        f"LEFT JOIN {schema}.teams a ON a.id = g.away_team_id"
+    )
+
+
+def _page_sql(schema: str, where: Where, after: tuple[datetime, str] | None, limit: int) -> str:
+    if after is not None:
+        where.add("(g.kickoff_sort, g.id) > ({}, {})", *after)
+    return (
+        f"SELECT {GAME_COLUMNS} FROM {_from(schema)} WHERE {where.sql()} "
+        f"ORDER BY g.kickoff_sort, g.id LIMIT {where.arg(limit)}"
+    )
+
+
+def competition_filter(schema: str, where: Where, competition: str) -> None:
+    """A competition given as its slug or its `cmp_` ID."""
+    if competition.startswith("cmp_"):
+        where.add(f"g.competition = (SELECT slug FROM {schema}.competitions WHERE id = {{}})", competition)
+    else:
+        where.add("g.competition = {}", competition)
+
+
+async def list_games(
+    conn: asyncpg.Connection, schema: str, *, competition: str | None, season: str | None, week: int | None,
+    status: str | None, kickoff_from: datetime | None, kickoff_to: datetime | None,
+    after: tuple[datetime, str] | None, limit: int,
+) -> list[asyncpg.Record]:
+    where = Where()
+    if competition is not None:
+        competition_filter(schema, where, competition)
+    if season is not None:
+        where.add("g.season = {}", season)
+    if week is not None:
+        where.add("g.week = {}", week)
+    if status is not None:
+        where.add("g.status = {}", status)
+    if kickoff_from is not None:
+        where.add("g.kickoff_sort >= {}", kickoff_from)
+    if kickoff_to is not None:
+        where.add("g.kickoff_sort < {}", kickoff_to)
+    return await conn.fetch(_page_sql(schema, where, after, limit), *where.args)
+
+
+def _day_filters(
+    where: Where, *, day: date, starts_at: datetime, ends_at: datetime, sport: str | None,
+    competition: str | None, statuses: Sequence[str] | None,
+) -> None:
+    # a game with a time is on the day when it starts within it; a game with only a date
+    # (the source gave no time) is on the day of that date
+    where.add(
+        "((g.kickoff_at >= {} AND g.kickoff_at < {}) OR (g.kickoff_at IS NULL AND g.kickoff_date = {}))",
+        starts_at, ends_at, day,
+    )
+    if sport is not None:  # a sport slug or a competition slug
+        placeholder = where.arg(sport)
+        where.clauses.append(f"(g.sport = {placeholder} OR g.competition = {placeholder})")
+    if competition is not None:
+        where.add("g.competition = {}", competition)
+    if statuses is not None:
+        where.add("g.status = ANY({}::text[])", list(statuses))
+
+
+async def slate_games(
+    conn: asyncpg.Connection, schema: str, *, day: date, starts_at: datetime, ends_at: datetime,
+    sport: str | None, competition: str | None, statuses: Sequence[str] | None,
+    after: tuple[datetime, str] | None, limit: int,
+) -> tuple[int, list[asyncpg.Record]]:
+    """The day's matching games (one page of them) and how many there are in all, read in one
+    statement so the count and the page come from the same snapshot."""
+    where = Where()
+    _day_filters(where, day=day, starts_at=starts_at, ends_at=ends_at, sport=sport, competition=competition,
+                 statuses=statuses)
+    day_sql = f"SELECT {GAME_COLUMNS} FROM {_from(schema)} WHERE {where.sql()}"
+    keyset = "TRUE" if after is None else f"(d.kickoff_sort, d.id) > ({where.arg(after[0])}, {where.arg(after[1])})"
+    sql = (
+        f"WITH day AS ({day_sql}) "
+        f"SELECT t.total, p.* FROM (SELECT count(*) AS total FROM day) t LEFT JOIN LATERAL "
+        f"(SELECT d.* FROM day d WHERE {keyset} ORDER BY d.kickoff_sort, d.id LIMIT {where.arg(limit)}) p ON TRUE "
+        f"ORDER BY p.kickoff_sort, p.id"
+    )
+    rows = await conn.fetch(sql, *where.args)
+    total = rows[0]["total"] if rows else 0
+    return total, [r for r in rows if r["id"] is not None]
+
+
+async def get_game(conn: asyncpg.Connection, schema: str, game_id: str) -> asyncpg.Record | None:
+    return await conn.fetchrow(f"SELECT {GAME_COLUMNS} FROM {_from(schema)} WHERE g.id = $1", game_id)
+
+
+async def game_exists(conn: asyncpg.Connection, schema: str, game_id: str) -> bool:
+    return await conn.fetchval(f"SELECT EXISTS (SELECT 1 FROM {schema}.games WHERE id = $1)", game_id)
+
+
+async def first_kickoff(conn: asyncpg.Connection, schema: str) -> datetime | None:
+    return await conn.fetchval(f"SELECT min(kickoff_sort) FROM {schema}.games")

@@ -1,0 +1,69 @@
+"""Markets: by identity for games, one game's market list, one market with its consensus lines.
+
+Reads `markets` and `market_lines` (consensus per line) only; per-book prices stay internal."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import asyncpg
+
+from api.queries.sql import Where
+
+MARKET_COLUMNS = """
+    m.id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.main_point, m.books,
+    m.source, m.as_of, m.provenance
+"""
+# registry order: what a market is, never what it prices
+MARKET_ORDER = "m.kind, m.type, m.period, coalesce(m.participant_id, ''), m.id"
+
+
+async def markets_of_games(conn: asyncpg.Connection, schema: str, game_ids: Sequence[str]) -> list[asyncpg.Record]:
+    if not game_ids:
+        return []
+    return await conn.fetch(
+        f"SELECT {MARKET_COLUMNS} FROM {schema}.markets m WHERE m.game_id = ANY($1::text[]) "
+        f"ORDER BY m.game_id, {MARKET_ORDER}",
+        list(game_ids),
+    )
+
+
+async def list_markets(
+    conn: asyncpg.Connection, schema: str, *, game_id: str, kind: str | None, market_type: str | None,
+    period: str | None, after: Sequence[str] | None, limit: int,
+) -> list[asyncpg.Record]:
+    where = Where()
+    where.add("m.game_id = {}", game_id)
+    if kind is not None:
+        where.add("m.kind = {}", kind)
+    if market_type is not None:
+        where.add("m.type = {}", market_type)
+    if period is not None:
+        where.add("m.period = {}", period)
+    if after is not None:
+        where.add("(m.kind, m.type, m.period, coalesce(m.participant_id, ''), m.id) > ({}, {}, {}, {}, {})", *after)
+    return await conn.fetch(
+        f"SELECT {MARKET_COLUMNS}, g.status AS game_status FROM {schema}.markets m "
+        f"JOIN {schema}.games g ON g.id = m.game_id WHERE {where.sql()} "
+        f"ORDER BY {MARKET_ORDER} LIMIT {where.arg(limit)}",
+        *where.args,
+    )
+
+
+async def get_market(conn: asyncpg.Connection, schema: str, market_id: str) -> asyncpg.Record | None:
+    """The market with a summary of its game."""
+    return await conn.fetchrow(
+        f"SELECT {MARKET_COLUMNS}, g.name AS game_name, g.competition AS game_competition, "
+        f"g.kickoff_at AS game_kickoff_at, coalesce(g.status, 'scheduled') AS game_status "
+        f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",
+        market_id,
+    )
+
+
+async def market_lines(conn: asyncpg.Connection, schema: str, market_id: str) -> list[asyncpg.Record]:
+    """Consensus lines of a market: the main line first, then alternates by point."""
+    return await conn.fetch(
+        f"SELECT point, is_main, books, hold, outcomes, methods, source, as_of FROM {schema}.market_lines "
+        f"WHERE market_id = $1 ORDER BY is_main DESC, point NULLS FIRST, line_key",
+        market_id,
+    )

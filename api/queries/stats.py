@@ -1,0 +1,77 @@
+"""Stat lines: a game's box scores and a player's season and latest-game lines."""
+
+from __future__ import annotations
+
+import asyncpg
+
+STAT_COLUMNS = "subject_id, game_id, season, season_type, basis, stats, source, as_of, provenance"
+
+
+async def player_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
+    return await conn.fetch(
+        f"SELECT {STAT_COLUMNS} FROM {schema}.stat_lines WHERE game_id = $1 AND subject_id LIKE 'plr\\_%' "
+        f"ORDER BY team_id NULLS LAST, subject_id, source, line_key",
+        game_id,
+    )
+
+
+async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
+    """Team lines the projector wrote for the game; for a team without one, the sum of its
+    players' lines over the stats that are whole numbers on every line (counting stats such
+    as yards and touchdowns; rates and decimal measures do not add up and are left out)."""
+    return await conn.fetch(
+        f"""
+        WITH stored AS (
+            SELECT {STAT_COLUMNS} FROM {schema}.stat_lines
+            WHERE game_id = $1 AND subject_id LIKE 'tm\\_%'
+        ), player_lines AS (
+            SELECT team_id, season, season_type, source, as_of, stats FROM {schema}.stat_lines
+            WHERE game_id = $1 AND subject_id LIKE 'plr\\_%' AND team_id IS NOT NULL
+              AND team_id NOT IN (SELECT subject_id FROM stored)
+        ), per_key AS (
+            SELECT p.team_id, p.source, kv.key, sum((kv.value #>> '{{}}')::numeric) AS total
+            FROM player_lines p CROSS JOIN LATERAL jsonb_each(p.stats) kv
+            GROUP BY p.team_id, p.source, kv.key
+            HAVING bool_and(jsonb_typeof(kv.value) = 'number' AND (kv.value #>> '{{}}')::numeric % 1 = 0)
+        ), summed AS (
+            SELECT p.team_id, p.source, max(p.season) AS season, max(p.season_type) AS season_type,
+                   max(p.as_of) AS as_of,
+                   coalesce((SELECT jsonb_object_agg(k.key, k.total) FROM per_key k
+                             WHERE k.team_id = p.team_id AND k.source = p.source), '{{}}'::jsonb) AS stats
+            FROM player_lines p GROUP BY p.team_id, p.source
+        )
+        SELECT subject_id, game_id, season, season_type, basis, stats, source, as_of, provenance FROM stored
+        UNION ALL
+        SELECT team_id, $1, season, season_type, 'total', stats, source, as_of,
+               jsonb_build_object('source', source, 'source_ts', as_of, 'ingest_ts', as_of)
+        FROM summed
+        ORDER BY 1, 7
+        """,
+        game_id,
+    )
+
+
+async def season_lines(conn: asyncpg.Connection, schema: str, subject_id: str) -> list[asyncpg.Record]:
+    return await conn.fetch(
+        f"SELECT {STAT_COLUMNS} FROM {schema}.stat_lines WHERE subject_id = $1 AND game_id IS NULL "
+        f"ORDER BY season DESC NULLS LAST, season_type NULLS LAST, basis NULLS LAST, source, line_key",
+        subject_id,
+    )
+
+
+async def latest_game_lines(conn: asyncpg.Connection, schema: str, subject_id: str) -> list[asyncpg.Record]:
+    """The lines of the subject's latest game (by kickoff), one per source."""
+    return await conn.fetch(
+        f"""
+        WITH latest AS (
+            SELECT s.game_id FROM {schema}.stat_lines s LEFT JOIN {schema}.games g ON g.id = s.game_id
+            WHERE s.subject_id = $1 AND s.game_id IS NOT NULL
+            ORDER BY g.kickoff_sort DESC NULLS LAST, s.season DESC NULLS LAST, s.week DESC NULLS LAST, s.game_id
+            LIMIT 1
+        )
+        SELECT {STAT_COLUMNS} FROM {schema}.stat_lines
+        WHERE subject_id = $1 AND game_id = (SELECT game_id FROM latest)
+        ORDER BY source, line_key
+        """,
+        subject_id,
+    )

@@ -1,0 +1,122 @@
+"""Shared pieces of every resource (spec 2.1): common metadata, provenance, team objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+
+UTC = timezone.utc
+# what `source` says when a value is our own derivation over several sources
+ENGINE_SOURCE = "svc"
+
+# attribution that a source's terms require, matched on the lower-cased source name
+_ATTRIBUTIONS = (
+    ("nflverse", "Data: nflverse (nflverse.com; schedules maintained by Lee Sharpe), CC-BY 4.0"),
+    ("odds", "Odds data: The Odds API (the-odds-api.com)"),
+)
+
+
+class KnownBy(msgspec.Struct, kw_only=True):
+    source: str
+    source_id: str
+
+
+class Provenance(msgspec.Struct, kw_only=True):
+    """Where a value came from (spec 2.1): who, when the source says it was true, when we read it."""
+
+    source: str
+    source_ts: datetime
+    ingest_ts: datetime
+    known_by: list[KnownBy] = []
+
+
+class Meta(msgspec.Struct, kw_only=True):
+    """Common metadata (spec 2.1) carried by every resource."""
+
+    as_of: datetime
+    source: str
+    stale_after_ms: int | None
+    attribution: str | None
+    request_id: str | None
+    live_topics: list[str]
+    rg_line: str | None
+
+
+class TeamRef(msgspec.Struct, kw_only=True):
+    """The team object of spec 2.7."""
+
+    id: str
+    name: str
+    abbreviation: str | None
+    competition: str | None
+    provenance: Provenance
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """The same instant in UTC (RFC 3339 `Z` on the wire); naive values are taken as UTC."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _ts(raw: Any, fallback: datetime) -> datetime:
+    if isinstance(raw, datetime):
+        return utc(raw)  # type: ignore[return-value]
+    if isinstance(raw, str):
+        try:
+            return utc(msgspec.convert(raw, datetime))  # type: ignore[return-value]
+        except (msgspec.ValidationError, OverflowError):
+            pass
+    return utc(fallback)  # type: ignore[return-value]
+
+
+def provenance(raw: Mapping[str, Any] | None, source: str, as_of: datetime) -> Provenance:
+    """A provenance object from a read-model `provenance` column; missing members fall back
+    to the row's own `source` and `as_of` so the object is always complete."""
+    raw = raw if isinstance(raw, Mapping) else {}
+    known = []
+    for item in raw.get("known_by") or ():
+        if isinstance(item, Mapping) and item.get("source") and item.get("source_id") is not None:
+            known.append(KnownBy(source=str(item["source"]), source_id=str(item["source_id"])))
+    return Provenance(
+        source=str(raw.get("source") or source),
+        source_ts=_ts(raw.get("source_ts"), as_of),
+        ingest_ts=_ts(raw.get("ingest_ts"), as_of),
+        known_by=known,
+    )
+
+
+def attribution_for(sources: Iterable[str]) -> str | None:
+    """The attribution lines the given sources require, joined; None when none does."""
+    lines: list[str] = []
+    for source in sources:
+        lowered = source.lower()
+        for needle, line in _ATTRIBUTIONS:
+            if needle in lowered and line not in lines:
+                lines.append(line)
+    return "; ".join(lines) or None
+
+
+def joined_source(sources: Iterable[str]) -> str:
+    """One `source` for a value built from several: the distinct names in first-seen order."""
+    seen = list(dict.fromkeys(s for s in sources if s))
+    return ", ".join(seen) if seen else ENGINE_SOURCE
+
+
+def team_ref(
+    team_id: str, name: str | None, abbreviation: str | None, competition: str | None,
+    prov: Mapping[str, Any] | None, source: str | None, as_of: datetime | None,
+    fallback_source: str, fallback_as_of: datetime,
+) -> TeamRef:
+    """A team object from joined team columns; a team the projector has not written yet
+    still gets a complete object (named by its ID) rather than breaking the game."""
+    return TeamRef(
+        id=team_id,
+        name=name or team_id,
+        abbreviation=abbreviation,
+        competition=competition,
+        provenance=provenance(prov, source or fallback_source, as_of or fallback_as_of),
+    )

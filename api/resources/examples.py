@@ -1,0 +1,159 @@
+"""Worked examples for the OpenAPI document, built by the same builders the routes use from
+rows shaped like the read models (Baltimore at Kansas City, 2024 week 1, nflverse data)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from typing import Any
+
+from api.conventions import RG_LINE
+from api.resources import games, markets, players, reference, search
+from api.resources.lists import CompetitionList, GameList, MarketList, SearchResultList, Slate, SportList
+from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
+
+REQUEST_ID = "req_0123456789abcdefghjk"
+_T = datetime(2024, 9, 6, 4, 0, tzinfo=timezone.utc)
+_PROV = {"source": "nflverse", "source_ts": "2024-09-06T03:55:00Z", "ingest_ts": "2024-09-06T04:00:00Z"}
+KC, BAL = team_id("nfl", "KC"), team_id("nfl", "BAL")
+GAME = game_id("nfl", KC, BAL, date(2024, 9, 5))
+H2H = market_id(GAME, "game", "h2h", "full", None)
+SPREADS = market_id(GAME, "game", "spreads", "full", None)
+MAHOMES = player_id("nfl", "00-0033873")
+
+
+def _team(side: str, tid: str, name: str, abbreviation: str) -> dict[str, Any]:
+    return {
+        f"{side}_team_id": tid, f"{side}_name": name, f"{side}_abbreviation": abbreviation,
+        f"{side}_competition": "nfl", f"{side}_provenance": _PROV, f"{side}_source": "nflverse", f"{side}_as_of": _T,
+    }
+
+
+GAME_ROW: dict[str, Any] = {
+    "id": GAME, "name": "Baltimore Ravens at Kansas City Chiefs", "sport": "american_football",
+    "competition": "nfl", "season": "2024", "week": 1, "season_type": "REG",
+    "kickoff_at": datetime(2024, 9, 6, 0, 20, tzinfo=timezone.utc), "kickoff_date": None,
+    "venue": "GEHA Field at Arrowhead Stadium", "status": "final", "score_home": 27, "score_away": 20,
+    "period": None, "clock": None, "possession": None, "last_play": None,
+    "state_provenance": _PROV, "source": "nflverse", "as_of": _T,
+    "provenance": {**_PROV, "known_by": [{"source": "nflverse", "source_id": "2024_01_BAL_KC"}]},
+    **_team("home", KC, "Kansas City Chiefs", "KC"), **_team("away", BAL, "Baltimore Ravens", "BAL"),
+}
+
+
+def _market_row(mid: str, mtype: str, main_point: float | None) -> dict[str, Any]:
+    return {
+        "id": mid, "game_id": GAME, "kind": "game", "type": mtype, "period": "full", "participant_id": None,
+        "name": None, "status": "open", "main_point": main_point, "books": 1, "source": "nflverse closing line",
+        "as_of": _T, "provenance": _PROV, "game_status": "final",
+        "game_name": GAME_ROW["name"], "game_competition": "nfl", "game_kickoff_at": GAME_ROW["kickoff_at"],
+    }
+
+
+def _probabilities(p: float) -> dict[str, float]:
+    return {m: p for m in ("multiplicative", "additive", "power", "shin", "odds_ratio")}
+
+
+_SPREAD_LINE = {
+    "point": -3, "is_main": True, "books": 1, "hold": 0.04567, "methods": {}, "source": "nflverse closing line",
+    "as_of": _T,
+    "outcomes": [
+        {"selection": "home", "name": "Kansas City Chiefs", "participant_id": KC, "point": -3, "price": 1.9803921568627452,
+         "probability": _probabilities(0.4944444444444444)},
+        {"selection": "away", "name": "Baltimore Ravens", "participant_id": BAL, "point": 3, "price": 1.8474576271186440,
+         "probability": _probabilities(0.5055555555555556)},
+    ],
+}
+
+
+def game_list() -> GameList:
+    return GameList(data=[games.game(GAME_ROW, REQUEST_ID)], has_more=True, next_cursor="kZQ2Yjc2ZGY0NWU4NzQ3Njg4k84ABiFO")
+
+
+def game_detail() -> games.GameDetail:
+    from api.resources.stats import stat_line
+
+    line = {
+        "subject_id": MAHOMES, "game_id": GAME, "season": "2024", "season_type": "regular", "basis": "total",
+        "stats": {"completions": 20, "attempts": 28, "passing_yards": 291, "passing_tds": 1, "passing_epa": "8.43"},
+        "source": "nflverse", "as_of": _T, "provenance": _PROV,
+    }
+    team = {**line, "subject_id": KC, "stats": {"completions": 20, "attempts": 28, "passing_yards": 291}}
+    refs = [games.market_ref(_market_row(H2H, "h2h", None)), games.market_ref(_market_row(SPREADS, "spreads", -3))]
+    return games.game_detail(GAME_ROW, refs, [stat_line(line)], [stat_line(team)], REQUEST_ID)
+
+
+def slate() -> Slate:
+    refs = [games.market_ref(_market_row(H2H, "h2h", None))]
+    item = games.slate_game(GAME_ROW, refs, REQUEST_ID)
+    return Slate(
+        as_of=_T, source="nflverse", stale_after_ms=None, attribution=item.attribution, request_id=REQUEST_ID,
+        live_topics=item.live_topics, rg_line=RG_LINE, date=date(2024, 9, 5), timezone="America/New_York",
+        starts_at=datetime(2024, 9, 5, 4, 0, tzinfo=timezone.utc), ends_at=datetime(2024, 9, 6, 4, 0, tzinfo=timezone.utc),
+        game_count=1, data=[item], has_more=False, next_cursor=None,
+    )
+
+
+def market_list() -> MarketList:
+    return MarketList(
+        data=[markets.market(_market_row(H2H, "h2h", None), REQUEST_ID), markets.market(_market_row(SPREADS, "spreads", -3), REQUEST_ID)],
+        has_more=False, next_cursor=None,
+    )
+
+
+def market_detail() -> markets.MarketDetail:
+    alternate = {**_SPREAD_LINE, "point": -2.5, "is_main": False, "hold": 0.04761904761904767, "outcomes": [
+        {**_SPREAD_LINE["outcomes"][0], "point": -2.5, "price": 1.9090909090909092, "probability": _probabilities(0.5)},
+        {**_SPREAD_LINE["outcomes"][1], "point": 2.5, "price": 1.9090909090909092, "probability": _probabilities(0.5)},
+    ]}
+    return markets.market_detail(
+        _market_row(SPREADS, "spreads", -3), [_SPREAD_LINE, alternate], "multiplicative", "devig.multiplicative@1", REQUEST_ID,
+    )
+
+
+def sport_list() -> SportList:
+    row = {"id": sport_id("american_football"), "slug": "american_football", "name": "American Football",
+           "source": "svc registry", "as_of": _T}
+    comps = [{"id": competition_id("nfl"), "slug": "nfl", "name": "NFL", "as_of": _T}]
+    return SportList(data=[reference.sport(row, comps, REQUEST_ID)], has_more=False, next_cursor=None)
+
+
+def competition_list() -> CompetitionList:
+    row = {"id": competition_id("nfl"), "slug": "nfl", "name": "NFL", "sport": "american_football",
+           "source": "svc registry", "as_of": _T}
+    seasons = [
+        {"id": season_id("nfl", label), "label": label, "year": int(label), "starts_on": date(int(label), 9, start),
+         "ends_on": date(int(label) + 1, 2, end), "as_of": _T}
+        for label, start, end in (("2025", 4, 8), ("2024", 5, 9), ("2023", 7, 11))
+    ]
+    return CompetitionList(data=[reference.competition(row, seasons, REQUEST_ID)], has_more=False, next_cursor=None)
+
+
+def player() -> players.Player:
+    row = {"id": MAHOMES, "sport": "american_football", "competition": "nfl", "name": "Patrick Mahomes",
+           "position": "QB", "team_id": KC, "source": "nflverse", "as_of": _T, "provenance": _PROV,
+           "team_name": "Kansas City Chiefs", "team_abbreviation": "KC", "team_competition": "nfl",
+           "team_provenance": _PROV, "team_source": "nflverse", "team_as_of": _T}
+    report = {"status": "Questionable", "roster_status": None, "detail": "Ankle", "practice": "Limited Participation in Practice",
+              "game_day": None, "season": 2024, "week": 3, "reported_at": datetime(2024, 9, 20, 20, 0, tzinfo=timezone.utc),
+              "source": "nflverse", "as_of": _T, "provenance": _PROV}
+    availability = [{"status": "questionable", "game_id": None, "season": 2024, "week": 3, "source": "nflverse",
+                     "as_of": _T, "provenance": _PROV}]
+    news = [{"kind": "injury", "headline": "Patrick Mahomes (ankle) questionable for week 3",
+             "published_at": datetime(2024, 9, 20, 20, 0, tzinfo=timezone.utc), "source": "nflverse", "as_of": _T,
+             "provenance": _PROV}]
+    season = {"subject_id": MAHOMES, "game_id": None, "season": "2024", "season_type": "regular", "basis": "total",
+              "stats": {"passing_yards": 770, "passing_tds": 4}, "source": "nflverse", "as_of": _T, "provenance": _PROV}
+    last = {**season, "game_id": GAME, "stats": {"passing_yards": 291, "passing_tds": 1}}
+    return players.player(row, availability, report, news, [season], [last], REQUEST_ID)
+
+
+def search_results() -> SearchResultList:
+    base = {"context": {}, "player_position": None, "player_team": None, "player_team_id": None, "game_home": None,
+            "game_away": None, "game_season": None, "game_week": None, "game_kickoff_at": None,
+            "team_competition": None, "team_abbreviation": None, "competition_sport": None}
+    rows = [
+        {**base, "id": MAHOMES, "kind": "player", "name": "Patrick Mahomes", "player_position": "QB",
+         "player_team": "Kansas City Chiefs", "player_team_id": KC},
+        {**base, "id": KC, "kind": "team", "name": "Kansas City Chiefs", "team_competition": "nfl", "team_abbreviation": "KC"},
+    ]
+    return SearchResultList(data=[search.search_result(r) for r in rows], has_more=False, next_cursor=None)

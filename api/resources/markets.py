@@ -1,0 +1,180 @@
+"""Market resources: a game's markets (list items) and the market detail record.
+
+The detail record is ours to design (spec 2.14 "not shown"). It serves consensus values only:
+per outcome the consensus price (median decimal price across eligible books), the consensus
+no-vig probability under the requested devig method, and the fair price 1/p; per line the
+hold, overround and number of books. Never a book's name or a book's price (spec 1, 5.9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from api.conventions import RG_LINE
+from api.resources.common import Meta, Provenance, attribution_for, provenance, utc
+from api.resources.freshness import market_stale_after_ms
+from api.resources.odds_display import Price, fair_price, number, percent, price
+from projections.odds.devig import METHODS
+from schemas.wire import market_topic
+
+DevigMethod = Literal["multiplicative", "additive", "power", "shin", "odds_ratio"]
+assert set(DevigMethod.__args__) == set(METHODS)  # type: ignore[attr-defined]
+
+
+class Market(Meta, kw_only=True, tag_field="object", tag="market"):
+    """A market by identity and state; prices are on the detail record."""
+
+    id: str
+    game_id: str
+    kind: Literal["game", "prop", "future", "exchange"]
+    type: str
+    period: str
+    participant_id: str | None
+    name: str | None
+    status: Literal["open", "suspended"]
+    main_point: float | None  # the main line's point; null for lines without one (h2h)
+    books: int  # eligible books on the main line
+    provenance: Provenance
+
+
+class OutcomeQuote(msgspec.Struct, kw_only=True):
+    """One outcome of a line: consensus price, no-vig probability and fair price."""
+
+    selection: str  # home, away, draw, over, under, yes, no
+    name: str
+    participant_id: str | None
+    point: float | None
+    consensus_price: Price | None
+    no_vig_probability: float | None  # null when the method could not be applied to this line
+    no_vig_probability_display: str | None
+    fair_price: Price | None
+
+
+class DevigNotes(msgspec.Struct, kw_only=True):
+    """What the devig method reported for this line (e.g. a probability outside (0, 1))."""
+
+    flags: list[str]
+    message: str | None
+
+
+class MarketLine(msgspec.Struct, kw_only=True):
+    point: float | None
+    is_main: bool
+    books: int
+    hold: float | None  # 1 - 1 / sum(1 / consensus price)
+    hold_display: str | None
+    overround: float | None  # sum(1 / consensus price) - 1
+    overround_display: str | None
+    devig_notes: DevigNotes
+    as_of: datetime
+    outcomes: list[OutcomeQuote]
+
+
+class Devig(msgspec.Struct, kw_only=True):
+    method: DevigMethod
+    card: str  # formula card used, `devig.<method>@<version>`
+    methods: list[DevigMethod]  # every method `?devig=` accepts
+
+
+class GameSummary(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    competition: str | None
+    kickoff_at: datetime | None
+    status: str
+
+
+class MarketDetail(Market, kw_only=True):
+    """`GET /v1/markets/{market_id}`: consensus prices and no-vig probabilities per outcome."""
+
+    game: GameSummary
+    devig: Devig
+    main_line: MarketLine | None
+    alternate_lines: list[MarketLine]  # by point, ascending
+
+
+def _market_fields(row: Mapping[str, Any], request_id: str | None) -> dict[str, Any]:
+    source = row["source"]
+    return dict(
+        as_of=utc(row["as_of"]), source=source, stale_after_ms=market_stale_after_ms(row["game_status"]),
+        attribution=attribution_for([source]), request_id=request_id,
+        live_topics=[market_topic(row["id"])], rg_line=RG_LINE,
+        id=row["id"], game_id=row["game_id"], kind=row["kind"], type=row["type"], period=row["period"],
+        participant_id=row["participant_id"], name=row["name"],
+        status="suspended" if row["status"] == "suspended" else "open",
+        main_point=number(row["main_point"]), books=row["books"],
+        provenance=provenance(row["provenance"], source, row["as_of"]),
+    )
+
+
+def market(row: Mapping[str, Any], request_id: str | None) -> Market:
+    return Market(**_market_fields(row, request_id))
+
+
+def _outcome(raw: Mapping[str, Any], method: str) -> OutcomeQuote:
+    probabilities = raw.get("probability")
+    p = number(probabilities.get(method)) if isinstance(probabilities, Mapping) else None
+    return OutcomeQuote(
+        selection=str(raw.get("selection", "")),
+        name=str(raw.get("name", raw.get("selection", ""))),
+        participant_id=raw.get("participant_id"),
+        point=number(raw.get("point")),
+        consensus_price=price(number(raw.get("price"))),
+        no_vig_probability=p,
+        no_vig_probability_display=percent(p),
+        fair_price=fair_price(p),
+    )
+
+
+def _notes(methods: Any, method: str, probabilities: Sequence[float | None]) -> DevigNotes:
+    note = methods.get(method) if isinstance(methods, Mapping) else None
+    flags: list[str] = []
+    message = None
+    if isinstance(note, Mapping):
+        flags = [str(f) for f in note.get("flags") or ()]
+        message = note.get("message")
+    if any(p is None for p in probabilities) and "not_computed" not in flags:
+        flags.append("not_computed")
+        message = message or f"The {method} method gave no probability for every outcome of this line."
+    return DevigNotes(flags=flags, message=message)
+
+
+def market_line(row: Mapping[str, Any], method: str) -> MarketLine:
+    raw_outcomes = [o for o in (row["outcomes"] or ()) if isinstance(o, Mapping)]
+    outcomes = [_outcome(o, method) for o in raw_outcomes]
+    prices = [o.consensus_price.decimal for o in outcomes if o.consensus_price is not None]
+    booksum = sum(1.0 / d for d in prices) if prices and len(prices) == len(outcomes) else None
+    hold = number(row["hold"])
+    if hold is None and booksum:
+        hold = 1.0 - 1.0 / booksum
+    overround = booksum - 1.0 if booksum else None
+    return MarketLine(
+        point=number(row["point"]), is_main=row["is_main"], books=row["books"],
+        hold=hold, hold_display=percent(hold), overround=overround, overround_display=percent(overround),
+        devig_notes=_notes(row["methods"], method, [o.no_vig_probability for o in outcomes]),
+        as_of=utc(row["as_of"]), outcomes=outcomes,
+    )
+
+
+def market_detail(
+    row: Mapping[str, Any], lines: Sequence[Mapping[str, Any]], method: str, card: str, request_id: str | None,
+) -> MarketDetail:
+    served = [market_line(line, method) for line in lines]
+    main = next((line for line in served if line.is_main), None)
+    fields = _market_fields(row, request_id)
+    if served:  # a derived value is as of its newest input
+        fields["as_of"] = max([fields["as_of"], *(line.as_of for line in served)])
+    return MarketDetail(
+        **fields,
+        game=GameSummary(
+            id=row["game_id"], name=row["game_name"], competition=row["game_competition"],
+            kickoff_at=utc(row["game_kickoff_at"]), status=row["game_status"],
+        ),
+        devig=Devig(method=method, card=card, methods=list(METHODS)),  # type: ignore[arg-type]
+        main_line=main,
+        alternate_lines=[line for line in served if not line.is_main],
+    )

@@ -1,0 +1,103 @@
+"""GET /v1/games (spec 4.8) and GET /v1/games/{game_id} (spec 4.10)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from litestar import Request, get
+from litestar.params import PathParameter, QueryParameter
+
+from api.conventions import encode_cursor, request_id
+from api.problems import ProblemError
+from api.queries import games as games_sql
+from api.queries import markets as markets_sql
+from api.queries import stats as stats_sql
+from api.resources import examples
+from api.resources.games import GameDetail, game, game_detail, market_ref
+from api.resources.lists import GameList
+from api.resources.stats import stat_line
+from api.routes._db import read_models
+from api.routes._docs import responses
+from api.routes._params import COMPETITION_REF, SEASON, Cursor, aware, from_micros, id_pattern, page_limit, position, to_micros
+
+GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
+
+
+@get(
+    "/v1/games",
+    summary="List games in kickoff order",
+    description=(
+        "Games in kickoff order (then by ID), with teams, state and score. Never sorted or filtered by a "
+        "betting measure. List items carry no markets or box scores: get one game for those. `from` and "
+        "`to` bound the kickoff (a game with only a date counts from the start of that day in its "
+        "competition's time zone)."
+    ),
+    responses=responses(GameList, "A page of games.", examples.game_list()),
+    opt={"operation": "games.list", "scope": "read:odds", "price": 1},
+    tags=["games-and-markets"],
+)
+async def list_games(
+    request: Request,
+    competition: Annotated[
+        str | None, QueryParameter(min_length=1, max_length=40, pattern=COMPETITION_REF, description="Competition slug (e.g. `nfl`) or `cmp_` ID.")
+    ] = None,
+    season: Annotated[str | None, QueryParameter(pattern=SEASON, description="Season label: `2024` or `2024-25`.")] = None,
+    week: Annotated[int | None, QueryParameter(ge=0, le=30, schema_extra={"minimum": 0}, description="Week of the season, 0 to 30.")] = None,
+    status: Annotated[GameStatusFilter | None, QueryParameter(description="Game status.")] = None,
+    kickoff_from: Annotated[
+        datetime | None, QueryParameter(name="from", description="Kickoff at or after this RFC 3339 date-time.")
+    ] = None,
+    kickoff_to: Annotated[datetime | None, QueryParameter(name="to", description="Kickoff before this RFC 3339 date-time.")] = None,
+    limit: Annotated[int, page_limit(20, 50)] = 20,
+    cursor: Cursor = None,
+) -> GameList:
+    kickoff_from, kickoff_to = aware(kickoff_from, "from"), aware(kickoff_to, "to")
+    filters = {
+        "competition": competition, "season": season, "week": week, "status": status,
+        "from": kickoff_from.isoformat() if kickoff_from else None, "to": kickoff_to.isoformat() if kickoff_to else None,
+    }
+    pos = position(cursor, filters, int, str)
+    after = (from_micros(pos[0]), pos[1]) if pos else None
+    async with read_models(request) as (conn, schema):
+        rows = await games_sql.list_games(
+            conn, schema, competition=competition, season=season, week=week, status=status,
+            kickoff_from=kickoff_from, kickoff_to=kickoff_to, after=after, limit=limit + 1,
+        )
+    has_more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = encode_cursor(filters, [to_micros(rows[-1]["kickoff_sort"]), rows[-1]["id"]]) if has_more else None
+    rid = request_id(request)
+    return GameList(data=[game(r, rid) for r in rows], has_more=has_more, next_cursor=next_cursor)
+
+
+@get(
+    "/v1/games/{game_id:str}",
+    summary="Get a game with its markets and box scores",
+    description=(
+        "The game with its markets by identity (get a market for its consensus prices) and box scores: "
+        "`player_stats` (each player's line for this game) and `team_stats` (the team's line; where the "
+        "source gives none, the sum of its players' counting stats). Carries `rg_line`."
+    ),
+    responses=responses(GameDetail, "The game.", examples.game_detail(), "not_found"),
+    opt={"operation": "games.get", "scope": "read:odds", "price": 1},
+    tags=["games-and-markets"],
+)
+async def get_game(
+    request: Request,
+    game_id: Annotated[str, PathParameter(pattern=id_pattern("game"), description="`gm_` ID.")],
+) -> GameDetail:
+    async with read_models(request) as (conn, schema):
+        row = await games_sql.get_game(conn, schema, game_id)
+        if row is None:
+            raise ProblemError("not_found", f"No game with ID {game_id}.", param="game_id")
+        markets = await markets_sql.markets_of_games(conn, schema, [game_id])
+        players = await stats_sql.player_box_scores(conn, schema, game_id)
+        teams = await stats_sql.team_box_scores(conn, schema, game_id)
+    return game_detail(
+        row, [market_ref(m) for m in markets], [stat_line(p) for p in players], [stat_line(t) for t in teams],
+        request_id(request),
+    )
+
+
+ROUTES = [list_games, get_game]
