@@ -1,16 +1,88 @@
-"""Access control around every routed request (keys, scopes, rate limits, credits, dataset).
+"""Access control around every routed request: keys, scopes, rate windows, credits, dataset.
 
-Until keys exist every caller is anonymous and reads the live dataset.
+Runs after routing, so each operation's `opt` (`operation`, `scope`, `price`, optional
+`credential: "key"`) is known. Handlers without `operation` (docs, metrics) and unmetered
+operations (health) pass untouched and read `live`. A refusal raises a problem, answered by the
+app's exception handlers. Only 2xx responses are charged: the price is reserved before the
+handler runs and given back when the response turns out otherwise (or never starts).
 """
 
 from __future__ import annotations
 
 from litestar.middleware import ASGIMiddleware
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.enums import ScopeType
+import structlog
+
+from api.access.context import Access
+from api.access.headers import access_headers
+from api.access.plans import UNMETERED_OPERATIONS
+from api.access.service import AccessService
+
+log = structlog.get_logger("api.access")
+
+
+def service_for(scope: Scope) -> AccessService:
+    """One AccessService per app, made on first use (the lifespan has opened pool and Redis by then)."""
+    app_state = scope["litestar_app"].state.app_state
+    service = app_state.extras.get("access")
+    if service is None:
+        service = app_state.extras["access"] = AccessService(app_state.settings, app_state.pool, app_state.redis)
+    return service
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
 
 
 class AccessMiddleware(ASGIMiddleware):
+    scopes = (ScopeType.HTTP,)
+
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
-        scope.setdefault("state", {})
-        scope["state"].setdefault("dataset", "live")
-        await next_app(scope, receive, send)
+        state = scope.setdefault("state", {})
+        state["dataset"] = "live"
+        opt = scope["route_handler"].opt
+        operation = opt.get("operation")
+        if operation is None or operation in UNMETERED_OPERATIONS:
+            await next_app(scope, receive, send)
+            return
+
+        service = service_for(scope)
+        client = scope.get("client")
+        caller = await service.identify(_header(scope, b"authorization"), client[0] if client else None)
+        state["dataset"] = caller.mode
+        service.authorize(caller, operation, opt.get("scope"), opt.get("credential"))
+        rate = await service.count_call(caller, operation)
+        price = int(opt.get("price") or 0)
+        access = Access(caller=caller, operation=operation, rate=rate, credits=await service.reserve(caller, price, rate))
+        state["access"] = access
+        started = False
+
+        async def send_with_access(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                if access.credits is not None and access.credits.last and not 200 <= message["status"] < 300:
+                    await self._refund(service, access)
+                extra = access_headers(caller.plan, access.rate, access.credits)
+                message = {
+                    **message,
+                    "headers": [*message.get("headers", []), *((k.lower().encode(), v.encode()) for k, v in extra)],
+                }
+            await send(message)
+
+        try:
+            await next_app(scope, receive, send_with_access)
+        finally:
+            if not started and access.credits is not None and access.credits.last:
+                await self._refund(service, access)  # no response at all: nothing to charge for
+
+    @staticmethod
+    async def _refund(service: AccessService, access: Access) -> None:
+        try:
+            access.credits = await service.refund(access.caller, access.credits)  # type: ignore[arg-type]
+        except Exception as exc:  # the charge stands; the response must still go out
+            log.warning("credit refund failed", operation=access.operation, error=type(exc).__name__)
