@@ -12,6 +12,7 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 
+from api.access.docs import AccessDocs
 from api.access.middleware import AccessMiddleware
 from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor
@@ -86,6 +87,7 @@ def create_litestar(settings: Settings) -> Litestar:
     app = Litestar(
         route_handlers=[*discover(), MetricsController],
         middleware=[prometheus.middleware, AccessMiddleware()],
+        plugins=[AccessDocs()],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         lifespan=[_lifespan(app_state)],
