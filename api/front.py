@@ -89,7 +89,8 @@ class FrontDoor:
             log.info(
                 "request",
                 method=scope.get("method"),
-                path=scope.get("path"),  # never the query string: it may hold a credential
+                # never the query string, nor a path that carries a credential
+                path="[redacted]" if refusal is not None and refusal[2] == "path" else scope.get("path"),
                 status=status_seen["status"],
                 ms=round((time.perf_counter() - started) * 1000, 2),
                 request_id=request_id,
