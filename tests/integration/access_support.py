@@ -20,7 +20,7 @@ import pytest
 from litestar import Request, get, post
 
 from api.app import create_app
-from api.conventions import dataset_of, schema_of
+from api.conventions import dataset_of
 from api.problems import ProblemError
 from infra.net import free_port, wait_port
 from infra.settings import Settings
@@ -66,15 +66,7 @@ def keyed_run(request: Request) -> dict:
     return {"ok": True}
 
 
-@get("/v1/_test/games", opt={"operation": "test.games", "scope": "read:odds", "price": 1})
-async def games_ids(request: Request) -> dict:
-    """Game IDs of the request's dataset, read the way every read route picks its schema."""
-    async with request.app.state.app_state.pool.acquire() as conn:
-        rows = await conn.fetch(f"SELECT id FROM {schema_of(request)}.games ORDER BY id")
-    return {"dataset": dataset_of(request), "ids": [r["id"] for r in rows]}
-
-
-TEST_ROUTES = [priced_read, keyed_run, games_ids]
+TEST_ROUTES = [priced_read, keyed_run]
 
 
 @asynccontextmanager
