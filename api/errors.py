@@ -59,8 +59,17 @@ def _validation_param(exc: ValidationException) -> tuple[str | None, str]:
     return (missing.group(1) if missing else None), str(exc.detail)
 
 
+def _wire_name(request: Request, param: str | None) -> str | None:
+    """The name the client sent: a parameter declared as `x: Annotated[..., QueryParameter(name="from")]`
+    is reported by Litestar under its Python name `x`."""
+    handler = request.scope.get("route_handler")
+    field = getattr(getattr(handler, "parsed_fn_signature", None), "parameters", {}).get(param) if param else None
+    return getattr(getattr(field, "kwarg_definition", None), "name", None) or param
+
+
 def _on_validation(request: Request, exc: ValidationException) -> Response:
     param, message = _validation_param(exc)
+    param = _wire_name(request, param)
     detail = f"Invalid value for '{param}': {message}" if param else message
     return problem_response(request, "invalid_request", detail, param)
 

@@ -1,2 +1,2 @@
 """SQL over the read models, one module per resource. Always parameterised; the schema name
-(quoted) comes only from `api.conventions.schema_of(request)`. Never reads `book_prices`."""
+(quoted) comes only from `api.conventions.schema_of(request)`. Never reads the internal per-book price table."""
