@@ -9,10 +9,10 @@ handler runs and given back when the response turns out otherwise (or never star
 
 from __future__ import annotations
 
+import structlog
+from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
-from litestar.enums import ScopeType
-import structlog
 
 from api.access.context import Access
 from api.access.headers import access_headers
