@@ -1,0 +1,84 @@
+"""The pure middle of a run: group items into batches and turn a resolved batch into events.
+
+Events are stamped here (deterministic `event_id`) and exact repeats within a run dropped:
+the same team named on every row of a file is one event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ingest.records import Item, Record, Rejected, Resolution
+from ingest.resolution import MemoryResolver
+from schemas.events import AnyEvent, stamp
+
+BATCH_RECORDS = 256
+
+
+@dataclass(slots=True)
+class Batch:
+    records: list[Record] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    indices: set[int] = field(default_factory=set)  # source records seen in this batch
+
+
+def batched(items: Iterable[Item], size: int = BATCH_RECORDS) -> Iterator[Batch]:
+    batch = Batch()
+    for item in items:
+        if isinstance(item, Record):
+            batch.records.append(item)
+        else:
+            batch.rejected.append(item)
+        batch.indices.add(item.index)
+        if len(batch.records) >= size:
+            yield batch
+            batch = Batch()
+    if batch.records or batch.rejected:
+        yield batch
+
+
+class RunState:
+    """Event IDs already produced in this run: a repeat is the same event, not a new one."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.records: set[int] = set()
+
+
+def build(batch: Batch, resolution: Resolution, state: RunState) -> tuple[list[AnyEvent], list[Rejected]]:
+    """The batch's new (stamped, de-duplicated) events and every rejected part."""
+    rejected = list(batch.rejected)
+    events: list[AnyEvent] = []
+    seen = state.seen
+    for record in batch.records:
+        out = record.build(resolution)
+        if isinstance(out, Rejected):
+            rejected.append(out)
+            continue
+        for event in out:
+            stamped = stamp(event)
+            if stamped.event_id not in seen:
+                seen.add(stamped.event_id)
+                events.append(stamped)
+    state.records.update(batch.indices)
+    return events, rejected
+
+
+@dataclass(slots=True)
+class Collected:
+    events: list[AnyEvent]
+    rejected: list[Rejected]
+    records: int
+
+
+def collect(items: Iterable[Item], resolver: MemoryResolver, state: RunState | None = None) -> Collected:
+    """Every event and rejection of a parsed file, resolved in memory (no log, no registry)."""
+    state = state or RunState()
+    events: list[AnyEvent] = []
+    rejected: list[Rejected] = []
+    for batch in batched(items):
+        ev, rej = build(batch, resolver.resolve_now(batch.records), state)
+        events.extend(ev)
+        rejected.extend(rej)
+    return Collected(events, rejected, len(state.records))

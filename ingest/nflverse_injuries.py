@@ -1,0 +1,114 @@
+"""nflverse weekly injury reports (one row per player, team and week).
+
+Events per row: the player (registered as first seen; updated when a later row shows another
+team, position or name) and the injury report, reported at `date_modified`, linked to the
+team's game of that week when the schedule is known (left unlinked otherwise: a report
+stands on its own). `practice_status` is often a line break and spaces inside quotes: blank
+after trimming, so no practice status. Game-day status is derived from the designation:
+`Out` means out; the others are undecided until game day (none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+
+from ingest import csv_rows
+from ingest.csv_rows import BadValue, Row
+from ingest.identity import UnknownTeam, nfl_team, player_id
+from ingest.records import Identity, Item, Parsed, Record, Rejected, Resolution, WeekGame
+from schemas.events import AnyEvent, InjuryReported, KnownBy, PlayerRegistered, PlayerUpdated
+
+NAME = "nflverse-injuries"
+SOURCE = "nflverse"
+COMPETITION = "nfl"
+SPORT = "american_football"
+REQUIRED = ("season", "team", "week", "gsis_id", "full_name", "date_modified")
+GAME_DAY = {"Out": "out"}
+
+
+def parse(path: Path, ingest_ts: datetime, rows: list[Row] | None = None) -> Parsed:
+    table = csv_rows.read_table(path, REQUIRED)
+    chosen = table.rows if rows is None else rows
+    return Parsed(NAME, path.name, len(chosen), _items(chosen, len(table.header), ingest_ts))
+
+
+def reported_at(row: Row) -> datetime:
+    value = csv_rows.required(row, "date_modified")
+    try:
+        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadValue(f"date_modified is not a timestamp: {value!r}") from None
+    if at.tzinfo is None:
+        raise BadValue(f"date_modified has no time zone: {value!r}")
+    return at
+
+
+def _items(rows: list[Row], width: int, ingest_ts: datetime) -> Iterator[Item]:
+    first_seen: dict[str, PlayerRegistered] = {}
+    current: dict[str, tuple] = {}
+    for index, row in enumerate(rows):
+        location = f"line {row.line}"
+        if row.width != width:
+            yield Rejected(index, location, row.raw, f"expected {width} fields, found {row.width}")
+            continue
+        try:
+            yield _row(index, location, row, first_seen, current, ingest_ts)
+        except (BadValue, UnknownTeam) as exc:
+            yield Rejected(index, location, row.raw, str(exc))
+
+
+def _row(
+    index: int, location: str, row: Row, first_seen: dict[str, PlayerRegistered], current: dict[str, tuple],
+    ingest_ts: datetime,
+) -> Record:
+    gsis = csv_rows.required(row, "gsis_id")
+    season_text = csv_rows.required(row, "season")
+    season = csv_rows.integer(row, "season")
+    assert season is not None
+    week = csv_rows.integer(row, "week")
+    team = nfl_team(csv_rows.required(row, "team"))
+    name = csv_rows.required(row, "full_name")
+    position = csv_rows.text(row, "position")
+    at = reported_at(row)
+    status = csv_rows.text(row, "report_status")
+    report = InjuryReported(
+        source=SOURCE, source_id=f"{gsis}/{season}/{week}", source_ts=at, ingest_ts=ingest_ts,
+        player_id=player_id(COMPETITION, gsis), team_id=team.team_id, season=season, week=week,
+        game_type=csv_rows.text(row, "game_type"), status=status,
+        detail=csv_rows.text(row, "report_primary_injury") or csv_rows.text(row, "practice_primary_injury"),
+        secondary_detail=csv_rows.text(row, "report_secondary_injury") or csv_rows.text(row, "practice_secondary_injury"),
+        practice=csv_rows.text(row, "practice_status"), game_day=GAME_DAY.get(status or ""), reported_at=at,
+    )
+    pid = report.player_id
+    query = WeekGame(COMPETITION, season_text, week, team.team_id) if week is not None else None
+
+    def build(res: Resolution) -> list[AnyEvent]:
+        registered = first_seen.get(gsis)
+        if registered is None:
+            registered = first_seen[gsis] = PlayerRegistered(
+                source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid, sport=SPORT,
+                competition=COMPETITION, name=name, position=position, team_id=team.team_id,
+                known_by=[KnownBy(SOURCE, gsis)],
+            )
+        events: list[AnyEvent] = [registered]
+        now = (name, position, team.team_id)
+        if now != current.setdefault(gsis, now):
+            current[gsis] = now
+            events.append(PlayerUpdated(
+                source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
+                name=name, position=position, team_id=team.team_id,
+            ))
+        game = res.week_game(query) if query is not None else None
+        events.append(report if game is None else _with_game(report, game.game_id))
+        return events
+
+    return Record(index, location, row.raw, build, week_games=(query,) if query else (),
+                  identities=(Identity("player", SOURCE, gsis, pid),))
+
+
+def _with_game(report: InjuryReported, game_id: str) -> InjuryReported:
+    return msgspec.structs.replace(report, game_id=game_id)

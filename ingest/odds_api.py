@@ -1,0 +1,293 @@
+"""The Odds API v4 odds responses: a list of events, or the historical wrapper
+`{"timestamp", "data"}`, with American or decimal prices.
+
+One record is one event (a game). Events per record: the two teams, the game (matched to a
+known game of the same competition and teams within the kickoff window, else created) and
+one price quote per book and market line, `source_ts` the market's `last_update` (newer
+responses) or the book's. Outcomes are put in a fixed order (home, away, draw; over, under)
+whatever the response's order. `h2h_lay` is exchange lay odds: kept as kind `exchange`,
+which consensus ignores. A market that fails a check (placeholder prices, a missing outcome,
+lines that do not pair up) is dead-lettered at its JSON path; the rest of the event goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import msgspec
+
+from ingest import prices
+from ingest.identity import Team, UnknownTeam, local_day, season_label, team
+from ingest.records import FormatError, GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution
+from schemas import natural_keys
+from schemas.events import AnyEvent, GameRescheduled, GameScheduled, KnownBy, Outcome, PriceQuoted, TeamRegistered
+from schemas.reference import COMPETITION_BY_ODDS_API_KEY
+
+NAME = "odds-api"
+SOURCE = "The Odds API"
+# market keys: base type, optional period suffix (h2h_q1, spreads_h1, totals_p2, ...)
+_MARKET = re.compile(r"^(?P<alt>alternate_)?(?P<base>h2h_lay|h2h|spreads|totals)(?:_(?P<period>q[1-4]|h[12]|p[1-3]|1st_\d+_innings))?$")
+
+
+class OddsOutcome(msgspec.Struct):
+    name: str
+    price: Decimal
+    point: Decimal | None = None
+    description: str | None = None
+
+
+class OddsMarket(msgspec.Struct):
+    key: str
+    outcomes: list[OddsOutcome]
+    last_update: datetime | None = None
+
+
+class OddsBook(msgspec.Struct):
+    key: str
+    title: str
+    last_update: datetime
+    markets: list[msgspec.Raw]
+
+
+class OddsEvent(msgspec.Struct):
+    id: str
+    sport_key: str
+    commence_time: datetime
+    home_team: str
+    away_team: str
+    bookmakers: list[msgspec.Raw] = []
+    sport_title: str | None = None
+
+
+class Historical(msgspec.Struct):
+    timestamp: datetime
+    data: list[msgspec.Raw] | msgspec.Raw
+    previous_timestamp: datetime | None = None
+    next_timestamp: datetime | None = None
+
+
+_top = msgspec.json.Decoder(list[msgspec.Raw] | Historical)
+_event = msgspec.json.Decoder(OddsEvent)
+_book = msgspec.json.Decoder(OddsBook)
+_market = msgspec.json.Decoder(OddsMarket)
+
+
+def parse(path: Path, ingest_ts: datetime, price_format: str = "auto") -> Parsed:
+    """`price_format`: auto (inferred per market), american or decimal (as requested from the API)."""
+    try:
+        top = _top.decode(path.read_bytes())
+    except msgspec.DecodeError as exc:
+        raise FormatError(f"{path.name}: not an Odds API odds response: {exc}") from None
+    if isinstance(top, Historical):
+        # the historical endpoints wrap the response with the snapshot time
+        many = isinstance(top.data, list)
+        elements = top.data if many else [top.data]
+        paths = [f"$.data[{i}]" for i in range(len(elements))] if many else ["$.data"]
+        snapshot: datetime | None = top.timestamp
+    else:
+        elements, snapshot = top, None
+        paths = [f"$[{i}]" for i in range(len(elements))]
+    return Parsed(NAME, path.name, len(elements), _items(elements, paths, snapshot, price_format, ingest_ts))
+
+
+def _items(
+    elements: list[msgspec.Raw], paths: list[str], snapshot: datetime | None, price_format: str, ingest_ts: datetime,
+) -> Iterator[Item]:
+    # a team is registered as of the first record that names it, so one file registers it once
+    team_seen: dict[tuple[str, str], datetime] = {}
+    for index, (raw, path) in enumerate(zip(elements, paths)):
+        text = bytes(raw).decode()
+        try:
+            event = _event.decode(raw)
+        except msgspec.ValidationError as exc:
+            yield Rejected(index, path, text, f"invalid event: {exc}")
+            continue
+        competition = COMPETITION_BY_ODDS_API_KEY.get(event.sport_key)
+        if competition is None:
+            yield Rejected(index, path, text, f"unknown sport_key {event.sport_key!r}")
+            continue
+        try:
+            home, away = team(competition.slug, event.home_team), team(competition.slug, event.away_team)
+        except UnknownTeam as exc:
+            yield Rejected(index, path, text, str(exc))
+            continue
+        if home.team_id == away.team_id:
+            yield Rejected(index, path, text, "home and away are the same team")
+            continue
+        names = (event.home_team, event.away_team)
+        quotes: list[_Quote] = []
+        book_times: list[datetime] = []
+        for b, braw in enumerate(event.bookmakers):
+            bpath = f"{path}.bookmakers[{b}]"
+            try:
+                book = _book.decode(braw)
+            except msgspec.ValidationError as exc:
+                yield Rejected(index, bpath, bytes(braw).decode(), f"invalid bookmaker: {exc}")
+                continue
+            book_times.append(book.last_update)
+            for m, mraw in enumerate(book.markets):
+                mpath = f"{bpath}.markets[{m}]"
+                try:
+                    quotes.extend(_quotes(_market.decode(mraw), book, home, away, names, price_format))
+                except (msgspec.ValidationError, _BadMarket, prices.BadPrice) as exc:
+                    yield Rejected(index, mpath, bytes(mraw).decode(), f"{book.key}: {exc}")
+        # when the response says it knew the game: its snapshot time, else its newest book update
+        seen_at = snapshot or max(book_times, default=event.commence_time)
+        team_ts = tuple(team_seen.setdefault((t.team_id, called), seen_at) for t, called in ((home, event.home_team), (away, event.away_team)))
+        yield _record(
+            index, path, text, event, competition.slug, competition.sport, home, away, quotes, seen_at, team_ts, ingest_ts,
+        )
+
+
+class _BadMarket(ValueError):
+    pass
+
+
+class _Quote(msgspec.Struct, frozen=True):
+    book: str
+    book_name: str
+    at: datetime
+    kind: str
+    market_type: str
+    period: str
+    point: Decimal | None
+    outcomes: list[Outcome]
+
+
+def _quotes(
+    market: OddsMarket, book: OddsBook, home: Team, away: Team, names: tuple[str, str], price_format: str,
+) -> list[_Quote]:
+    """One quote per line of the market (alternate markets hold several lines)."""
+    match = _MARKET.match(market.key)
+    if match is None:
+        raise _BadMarket(f"unsupported market {market.key!r}")
+    base, period = match["base"], match["period"] or "full"
+    kind = "exchange" if base == "h2h_lay" else "game"
+    if not market.outcomes:
+        raise _BadMarket(f"{market.key}: no outcomes")
+    fmt = price_format if price_format != "auto" else prices.infer_format([o.price for o in market.outcomes])
+    at = market.last_update or book.last_update
+    groups: dict[Decimal | None, list[OddsOutcome]] = {}
+    for o in market.outcomes:
+        key = None if base.startswith("h2h") else (abs(o.point) if base == "spreads" and o.point is not None else o.point)
+        groups.setdefault(key, []).append(o)
+    out = []
+    for outcomes in groups.values():
+        point, ordered = _outcomes(base, outcomes, home, away, names, fmt)
+        prices.check_market([o.price for o in ordered], fmt, exchange=kind == "exchange")
+        out.append(_Quote(book.key, book.title, at, kind, base, period, point, ordered))
+    return out
+
+
+_ORDER = {"home": 0, "away": 1, "draw": 2, "over": 0, "under": 1}
+
+
+def _outcomes(
+    base: str, outcomes: list[OddsOutcome], home: Team, away: Team, names: tuple[str, str], fmt: str,
+) -> tuple[Decimal | None, list[Outcome]]:
+    by_selection: dict[str, Outcome] = {}
+    for o in outcomes:
+        selection = _selection(base, o.name, home, away, names)
+        if selection in by_selection:
+            raise _BadMarket(f"outcome {o.name!r} appears twice")
+        participant = home.team_id if selection == "home" else away.team_id if selection == "away" else None
+        point = None if base.startswith("h2h") else o.point
+        if not base.startswith("h2h") and point is None:
+            raise _BadMarket(f"outcome {o.name!r} has no point")
+        by_selection[selection] = Outcome(
+            selection=selection, name=o.name, participant_id=participant, price=o.price, price_format=fmt, point=point,
+        )
+    wanted = {"totals": {"over", "under"}, "spreads": {"home", "away"}}.get(base, {"home", "away"})
+    extra = set(by_selection) - wanted - ({"draw"} if base.startswith("h2h") else set())
+    if not wanted <= set(by_selection) or extra:
+        raise _BadMarket(f"outcomes {sorted(by_selection)} do not make a {base} market")
+    ordered = sorted(by_selection.values(), key=lambda o: _ORDER[o.selection])
+    if base == "spreads":
+        h, a = ordered[0].point, ordered[1].point
+        if h != -a:  # type: ignore[operator]
+            raise _BadMarket(f"spread points {h} and {a} do not pair up")
+        return h, ordered
+    if base == "totals":
+        if ordered[0].point != ordered[1].point:
+            raise _BadMarket(f"total points {ordered[0].point} and {ordered[1].point} differ")
+        return ordered[0].point, ordered
+    return None, ordered
+
+
+def _selection(base: str, name: str, home: Team, away: Team, names: tuple[str, str]) -> str:
+    if base == "totals":
+        if name.casefold() in ("over", "under"):
+            return name.casefold()
+        raise _BadMarket(f"totals outcome {name!r} is neither Over nor Under")
+    if name == names[0]:
+        return "home"
+    if name == names[1]:
+        return "away"
+    if _same_team(name, home):
+        return "home"
+    if _same_team(name, away):
+        return "away"
+    if base != "spreads" and name.casefold() in ("draw", "tie"):
+        return "draw"
+    raise _BadMarket(f"outcome {name!r} is neither team")
+
+
+def _same_team(name: str, t: Team) -> bool:
+    try:
+        return team(t.competition, name).team_id == t.team_id
+    except UnknownTeam:
+        return False
+
+
+def _record(
+    index: int, path: str, text: str, event: OddsEvent, competition: str, sport: str, home: Team, away: Team,
+    quotes: list[_Quote], seen_at: datetime, team_ts: tuple[datetime, datetime], ingest_ts: datetime,
+) -> Record:
+    kickoff = event.commence_time
+    sides = ((home, event.home_team), (away, event.away_team))
+    claim = GameClaim(
+        SOURCE, event.id, competition, home.team_id, away.team_id, kickoff, None,
+        season_label(competition, local_day(competition, kickoff)), None,
+    )
+
+    def build(res: Resolution) -> list[AnyEvent]:
+        resolved = res.game(claim)
+        game_id = resolved.game_id
+        events: list[AnyEvent] = [
+            TeamRegistered(
+                source=SOURCE, source_id=called, source_ts=ts, ingest_ts=ingest_ts, team_id=t.team_id,
+                sport=sport, competition=competition, name=t.name, abbreviation=t.abbreviation,
+                aliases=sorted({*t.aliases, called} - {t.name}), known_by=[KnownBy(SOURCE, called)],
+            )
+            for (t, called), ts in zip(sides, team_ts)
+        ]
+        events.append(GameScheduled(
+            source=SOURCE, source_id=event.id, source_ts=seen_at, ingest_ts=ingest_ts, game_id=game_id,
+            sport=sport, competition=competition, season=claim.season, name=f"{event.away_team} at {event.home_team}",
+            home_team_id=home.team_id, away_team_id=away.team_id, kickoff_at=kickoff,
+            known_by=[KnownBy(SOURCE, event.id)],
+        ))
+        if resolved.seen_before and resolved.kickoff_at != kickoff:
+            events.append(GameRescheduled(
+                source=SOURCE, source_id=event.id, source_ts=seen_at, ingest_ts=ingest_ts, game_id=game_id,
+                kickoff_at=kickoff,
+            ))
+        market_ids: dict[tuple[str, str, str], str] = {}
+        for q in quotes:
+            mkey = (q.kind, q.market_type, q.period)
+            market_id = market_ids.get(mkey)
+            if market_id is None:
+                market_id = market_ids[mkey] = natural_keys.market_id(game_id, q.kind, q.market_type, q.period, None)
+            events.append(PriceQuoted(
+                source=SOURCE, source_id=event.id, source_ts=q.at, ingest_ts=ingest_ts, game_id=game_id,
+                market_id=market_id, book=q.book, book_name=q.book_name, kind=q.kind, market_type=q.market_type,
+                period=q.period, point=q.point, outcomes=q.outcomes,
+            ))
+        return events
+
+    identities = tuple(Identity("team", SOURCE, called, t.team_id) for t, called in sides)
+    return Record(index, path, text, build, claims=(claim,), identities=identities)
