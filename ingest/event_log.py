@@ -1,0 +1,76 @@
+"""A dataset's feed log as ingest sees it: append what the log does not hold yet.
+
+`open_event_log` wires the parts one run needs: the topics (created if missing), the log's
+epoch, a Postgres connection (migrations applied), the registry of appended events and the
+producer. Every command that writes feed events goes through it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import asyncpg
+import msgspec
+
+from infra.db import connect
+from infra.log_epoch import ensure_epoch
+from infra.migrate import migrate
+from infra.settings import Settings
+from infra.topics import ensure_topics
+from ingest.appended import AppendedRegistry
+from ingest.producer import FeedProducer
+from ingest.registry import PgResolver
+from schemas.datasets import Dataset
+from schemas.deadletter import DeadLetter, encode_deadletter
+from schemas.events import AnyEvent
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass
+class EventLog:
+    dataset: Dataset
+    epoch: str
+    conn: asyncpg.Connection
+    appended: AppendedRegistry
+    producer: FeedProducer
+    resolver: PgResolver
+
+    async def append(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> tuple[int, int]:
+        """Send the events this log does not hold yet, and the dead letters it has not had yet;
+        returns (accepted, duplicate) events. Recorded only after the broker acknowledged them."""
+        letter_ids = [dead_letter_id(d) for d in dead_letters]
+        known = await self.appended.known([e.event_id for e in events] + letter_ids)
+        new = [e for e in events if e.event_id not in known] if known else list(events)
+        letters = [(i, d) for i, d in zip(letter_ids, dead_letters) if i not in known]
+        await self.producer.send(new, [d for _, d in letters])
+        await self.appended.record([e.event_id for e in new] + [i for i, _ in letters])
+        return len(new), len(events) - len(new)
+
+
+def dead_letter_id(letter: DeadLetter) -> str:
+    """A dead letter's identity: the same bad record of the same file is rejected once per log."""
+    bare = msgspec.structs.replace(letter, ingest_ts=_EPOCH)
+    return "dl_" + hashlib.blake2b(encode_deadletter(bare), digest_size=16).hexdigest()
+
+
+@asynccontextmanager
+async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[EventLog]:
+    await ensure_topics(settings)
+    epoch = await ensure_epoch(settings, dataset)
+    conn = await connect(settings.require_database())
+    producer = FeedProducer(settings, dataset)
+    try:
+        await migrate(conn)
+        appended = await AppendedRegistry.for_log(conn, dataset, epoch)
+        await producer.start()
+        try:
+            yield EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset))
+        finally:
+            await producer.stop()
+    finally:
+        await conn.close()
