@@ -1,0 +1,178 @@
+"""`svc ingest ...`: read a source file into canonical events on a dataset's feed topics.
+
+Also the helpers the other data commands (export, replay, sample, sandbox) share: the
+dataset option, the progress bar and the summary table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from cli.common import DataDir, JsonFlag, console, err_console, fail, print_json, settings_for
+
+
+class DatasetChoice(str, Enum):
+    live = "live"
+    test = "test"
+
+
+class PriceFormatChoice(str, Enum):
+    auto = "auto"
+    american = "american"
+    decimal = "decimal"
+
+
+DatasetOpt = Annotated[
+    DatasetChoice, typer.Option("--dataset", help="live (the ingested feeds) or test (the sandbox)"),
+]
+FileArg = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The source file")]
+
+
+def stack_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean the broker or the database cannot be reached (or is not configured)."""
+    from aiokafka.errors import KafkaError
+    from asyncpg import PostgresError
+
+    return (RuntimeError, OSError, KafkaError, PostgresError)
+
+
+def run_on_stack(coro):
+    try:
+        return asyncio.run(coro)
+    except stack_errors() as exc:
+        fail(f"{exc!r} (is the stack running? `svc up`, or set KAFKA_BOOTSTRAP and DATABASE_URL)")
+
+
+def progress_bar(total: int | None, label: str) -> Progress:
+    return Progress(
+        TextColumn(f"[bold]{label}[/bold]"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[events]} events"), TimeElapsedColumn(),
+        console=err_console, transient=False,
+    )
+
+
+def summary_table(title: str, rows: dict) -> Table:
+    """One row per run: the six summary counts (and the seconds it took)."""
+    table = Table(title=title, title_justify="left")
+    for column in ("", "records", "dead-lettered", "events", "accepted", "duplicate", "events/s"):
+        table.add_column(column, justify="left" if not column else "right")
+    for name, s in rows.items():
+        table.add_row(name, str(s.records), str(s.dead_lettered), str(s.events), str(s.accepted), str(s.duplicate),
+                      f"{s.events_per_second:,.0f}")
+    return table
+
+
+def print_details(summary) -> None:
+    if summary.by_type:
+        console.print("events: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.by_type.items())))
+    for reason, count in summary.reasons.most_common():
+        console.print(f"[yellow]dead-lettered[/yellow] {count} x {reason}")
+
+
+def run_ingest(parse: Callable, path: Path, dataset: DatasetChoice, as_json: bool, data_dir: Path | None, **options) -> None:
+    from ingest.event_log import open_event_log
+    from ingest.pipeline import ingest
+    from ingest.records import FormatError
+
+    settings = settings_for(data_dir)
+    try:
+        parsed = parse(path, datetime.now(timezone.utc), **options)
+    except FormatError as exc:
+        fail(str(exc))
+
+    async def main():
+        async with open_event_log(settings, dataset.value) as log:
+            if as_json:
+                return await ingest(parsed, log)
+            with progress_bar(parsed.total, path.name) as bar:
+                task = bar.add_task("ingest", total=parsed.total, events=0)
+                summary = await ingest(parsed, log, lambda s: bar.update(task, completed=s.records, events=s.events))
+                bar.update(task, completed=parsed.total)
+                return summary
+
+    summary = run_on_stack(main())
+    if as_json:
+        print_json(summary.public())
+        return
+    console.print(summary_table(f"{path.name} -> {dataset.value}", {path.name: summary}))
+    print_details(summary)
+
+
+def register(app: typer.Typer) -> None:
+    ingest_app = typer.Typer(
+        help="Read a source file into canonical events on the feed topics (idempotent: a second run adds nothing).",
+        no_args_is_help=True,
+    )
+    app.add_typer(ingest_app, name="ingest")
+
+    @ingest_app.command("nflverse-games")
+    def nflverse_games(
+        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+    ) -> None:
+        """nflverse schedules and results (games.csv): teams, games, finals, closing lines."""
+        from ingest import nflverse_games as adapter
+
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir)
+
+    @ingest_app.command("nflverse-player-stats")
+    def nflverse_player_stats(
+        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+    ) -> None:
+        """nflverse weekly player stats: players and per-game stat lines (ingest the games first)."""
+        from ingest import nflverse_player_stats as adapter
+
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir)
+
+    @ingest_app.command("nflverse-injuries")
+    def nflverse_injuries(
+        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+    ) -> None:
+        """nflverse weekly injury reports: players and their reports."""
+        from ingest import nflverse_injuries as adapter
+
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir)
+
+    @ingest_app.command("odds-api")
+    def odds_api(
+        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        price_format: Annotated[
+            PriceFormatChoice, typer.Option("--price-format", help="The oddsFormat the response was requested in")
+        ] = PriceFormatChoice.auto,
+    ) -> None:
+        """The Odds API v4 odds response (a list of events, or the historical wrapper)."""
+        from ingest import odds_api as adapter
+
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir, price_format=price_format.value)
+
+    @ingest_app.command("dead-letters")
+    def dead_letters(
+        dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        limit: Annotated[int, typer.Option("--limit", help="Show at most this many (newest last)")] = 50,
+    ) -> None:
+        """List the dataset's dead letters: file, location and reason of each rejected record."""
+        from ingest.deadletters import read_dead_letters
+
+        settings = settings_for(data_dir)
+        letters = run_on_stack(read_dead_letters(settings, dataset.value))
+        shown = letters[-limit:] if limit > 0 else letters
+        if as_json:
+            print_json({"count": len(letters), "dead_letters": [
+                {"source": d.source, "file": d.file, "location": d.location, "reason": d.reason, "raw": d.raw}
+                for d in shown
+            ]})
+            return
+        table = Table(title=f"{len(letters)} dead letters in {dataset.value}", title_justify="left")
+        for column in ("file", "location", "reason"):
+            table.add_column(column)
+        for d in shown:
+            table.add_row(d.file, d.location, d.reason)
+        console.print(table)
