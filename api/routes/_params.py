@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
+import msgspec
 from litestar.params import QueryParameter
 
 from api.conventions import decode_cursor
@@ -66,10 +67,16 @@ def from_micros(value: int) -> datetime:
         raise bad_cursor() from None
 
 
-def aware(value: datetime | None, param: str) -> datetime | None:
-    """RFC 3339 date-times carry an offset; one without is refused rather than guessed."""
-    if value is None:
+def rfc3339(raw: str | None, param: str) -> datetime | None:
+    """A query date-time in RFC 3339 form only (Litestar's lax parsing would also take a bare
+    number as Unix seconds); it must carry an offset, which is never guessed."""
+    if raw is None:
         return None
+    try:
+        value = msgspec.convert(raw, datetime)
+    except msgspec.ValidationError:
+        raise ProblemError("invalid_request", f"'{param}' must be an RFC 3339 date-time, e.g. 2024-09-08T17:00:00Z.",
+                           param=param) from None
     if value.tzinfo is None or value.utcoffset() is None:
         raise ProblemError("invalid_request", f"'{param}' needs a time zone offset (RFC 3339), e.g. Z.", param=param)
     try:

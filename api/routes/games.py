@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from litestar import Request, get
@@ -19,7 +18,7 @@ from api.resources.lists import GameList
 from api.resources.stats import stat_line
 from api.routes._db import read_models
 from api.routes._docs import responses
-from api.routes._params import COMPETITION_REF, SEASON, Cursor, aware, from_micros, id_pattern, page_limit, position, to_micros
+from api.routes._params import COMPETITION_REF, SEASON, Cursor, from_micros, id_pattern, page_limit, position, rfc3339, to_micros
 
 GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
 
@@ -46,23 +45,26 @@ async def list_games(
     week: Annotated[int | None, QueryParameter(ge=0, le=30, schema_extra={"minimum": 0}, description="Week of the season, 0 to 30.")] = None,
     status: Annotated[GameStatusFilter | None, QueryParameter(description="Game status.")] = None,
     kickoff_from: Annotated[
-        datetime | None, QueryParameter(name="from", description="Kickoff at or after this RFC 3339 date-time.")
+        str | None,
+        QueryParameter(name="from", format="date-time", max_length=64, description="Kickoff at or after this RFC 3339 date-time."),
     ] = None,
-    kickoff_to: Annotated[datetime | None, QueryParameter(name="to", description="Kickoff before this RFC 3339 date-time.")] = None,
+    kickoff_to: Annotated[
+        str | None, QueryParameter(name="to", format="date-time", max_length=64, description="Kickoff before this RFC 3339 date-time.")
+    ] = None,
     limit: Annotated[int, page_limit(20, 50)] = 20,
     cursor: Cursor = None,
 ) -> GameList:
-    kickoff_from, kickoff_to = aware(kickoff_from, "from"), aware(kickoff_to, "to")
+    starts, ends = rfc3339(kickoff_from, "from"), rfc3339(kickoff_to, "to")
     filters = {
         "competition": competition, "season": season, "week": week, "status": status,
-        "from": kickoff_from.isoformat() if kickoff_from else None, "to": kickoff_to.isoformat() if kickoff_to else None,
+        "from": starts.isoformat() if starts else None, "to": ends.isoformat() if ends else None,
     }
     pos = position(cursor, filters, int, str)
     after = (from_micros(pos[0]), pos[1]) if pos else None
     async with read_models(request) as (conn, schema):
         rows = await games_sql.list_games(
             conn, schema, competition=competition, season=season, week=week, status=status,
-            kickoff_from=kickoff_from, kickoff_to=kickoff_to, after=after, limit=limit + 1,
+            kickoff_from=starts, kickoff_to=ends, after=after, limit=limit + 1,
         )
     has_more = len(rows) > limit
     rows = rows[:limit]

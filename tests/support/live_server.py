@@ -1,0 +1,55 @@
+"""The served API in its own process, as `svc up` runs it: granian with `api.server:app`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from infra.net import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def api_server(database_url: str, data_dir: Path, key_secret: str, log_path: Path) -> Iterator[str]:
+    """Start granian (one worker) on a free loopback port; yield its base URL; stop it."""
+    port = free_port()
+    env = {
+        **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
+        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true",
+    }
+    argv = [
+        sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
+        "--workers", "1", "--no-ws", "--no-access-log", "--log-level", "warning", "api.server:app",
+    ]
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"api server exited with {proc.returncode}; see {log_path}")
+            try:
+                if httpx.get(f"{base}/health", timeout=1).json().get("db"):
+                    break
+            except (httpx.HTTPError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"api server did not become healthy; see {log_path}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
