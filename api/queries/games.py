@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Sequence
 
 import asyncpg
@@ -22,19 +22,23 @@ GAME_COLUMNS = f"""
 """
 
 
-def _from(schema: str) -> str:
-    return (
-        f"{schema}.games g LEFT JOIN {schema}.teams h ON h.id = g.home_team_id "
-        f"LEFT JOIN {schema}.teams a ON a.id = g.away_team_id"
-    )
-
-
 def _page_sql(schema: str, where: Where, after: tuple[datetime, str] | None, limit: int) -> str:
+    """One page in kickoff order: the page is cut from `games` first and only its rows are
+    joined with their teams (joining first would join every matching game, then sort)."""
     if after is not None:
         where.add("(g.kickoff_sort, g.id) > ({}, {})", *after)
-    return (
-        f"SELECT {GAME_COLUMNS} FROM {_from(schema)} WHERE {where.sql()} "
+    page = (
+        f"SELECT * FROM {schema}.games g WHERE {where.sql()} "
         f"ORDER BY g.kickoff_sort, g.id LIMIT {where.arg(limit)}"
+    )
+    return f"SELECT {GAME_COLUMNS} FROM {_teams_of(schema, page)} ORDER BY g.kickoff_sort, g.id"
+
+
+def _teams_of(schema: str, games: str) -> str:
+    """`games` (a table or a subquery) as `g`, with home team `h` and away team `a`."""
+    return (
+        f"({games}) g LEFT JOIN {schema}.teams h ON h.id = g.home_team_id "
+        f"LEFT JOIN {schema}.teams a ON a.id = g.away_team_id"
     )
 
 
@@ -72,7 +76,9 @@ def _day_filters(
     competition: str | None, statuses: Sequence[str] | None,
 ) -> None:
     # a game with a time is on the day when it starts within it; a game with only a date
-    # (the source gave no time) is on the day of that date
+    # (the source gave no time) is on the day of that date. kickoff_sort (indexed) is within a
+    # day of either, which bounds the scan.
+    where.add("g.kickoff_sort >= {} AND g.kickoff_sort < {}", starts_at - timedelta(days=2), ends_at + timedelta(days=2))
     where.add(
         "((g.kickoff_at >= {} AND g.kickoff_at < {}) OR (g.kickoff_at IS NULL AND g.kickoff_date = {}))",
         starts_at, ends_at, day,
@@ -96,12 +102,13 @@ async def slate_games(
     where = Where()
     _day_filters(where, day=day, starts_at=starts_at, ends_at=ends_at, sport=sport, competition=competition,
                  statuses=statuses)
-    day_sql = f"SELECT {GAME_COLUMNS} FROM {_from(schema)} WHERE {where.sql()}"
+    day_sql = f"SELECT * FROM {schema}.games g WHERE {where.sql()}"
     keyset = "TRUE" if after is None else f"(d.kickoff_sort, d.id) > ({where.arg(after[0])}, {where.arg(after[1])})"
+    page = f"SELECT d.* FROM day d WHERE {keyset} ORDER BY d.kickoff_sort, d.id LIMIT {where.arg(limit)}"
     sql = (
         f"WITH day AS ({day_sql}) "
-        f"SELECT t.total, p.* FROM (SELECT count(*) AS total FROM day) t LEFT JOIN LATERAL "
-        f"(SELECT d.* FROM day d WHERE {keyset} ORDER BY d.kickoff_sort, d.id LIMIT {where.arg(limit)}) p ON TRUE "
+        f"SELECT t.total, p.* FROM (SELECT count(*) AS total FROM day) t "
+        f"LEFT JOIN LATERAL (SELECT {GAME_COLUMNS} FROM {_teams_of(schema, page)}) p ON TRUE "
         f"ORDER BY p.kickoff_sort, p.id"
     )
     rows = await conn.fetch(sql, *where.args)
@@ -110,7 +117,7 @@ async def slate_games(
 
 
 async def get_game(conn: asyncpg.Connection, schema: str, game_id: str) -> asyncpg.Record | None:
-    return await conn.fetchrow(f"SELECT {GAME_COLUMNS} FROM {_from(schema)} WHERE g.id = $1", game_id)
+    return await conn.fetchrow(f"SELECT {GAME_COLUMNS} FROM {_teams_of(schema, f'SELECT * FROM {schema}.games WHERE id = $1')}", game_id)
 
 
 async def game_exists(conn: asyncpg.Connection, schema: str, game_id: str) -> bool:

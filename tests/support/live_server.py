@@ -18,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def api_server(database_url: str, data_dir: Path, key_secret: str, log_path: Path) -> Iterator[str]:
-    """Start granian (one worker) on a free loopback port; yield its base URL; stop it."""
+def api_server(
+    database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app",
+) -> Iterator[str]:
+    """Start granian (one worker) serving `app` on a free loopback port; yield its base URL; stop it."""
     port = free_port()
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
@@ -27,7 +29,7 @@ def api_server(database_url: str, data_dir: Path, key_secret: str, log_path: Pat
     }
     argv = [
         sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--no-ws", "--no-access-log", "--log-level", "warning", "api.server:app",
+        "--workers", "1", "--no-ws", "--no-access-log", "--log-level", "warning", app,
     ]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)

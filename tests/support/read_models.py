@@ -450,6 +450,8 @@ async def insert(conn: asyncpg.Connection, schema: str, rows: Rows) -> None:
             await conn.executemany(
                 sql, [[json.dumps(r[c]) if c in jsonb else r[c] for c in columns] for r in items],
             )
+    for table in rows.tables:  # planner statistics, as a served database has them
+        await conn.execute(f'ANALYZE "{schema}".{table}')
 
 
 async def load(conn: asyncpg.Connection, schema: str = "live") -> Sample:
