@@ -44,7 +44,17 @@ class AppendedRegistry:
         return {r[0] for r in rows}
 
     async def record(self, event_ids: Sequence[str]) -> None:
-        if event_ids:
+        """Record IDs the broker acknowledged: a binary COPY (the hot path); when another run
+        recorded some of them meanwhile, the COPY fails whole and an upsert does it instead."""
+        if not event_ids:
+            return
+        try:
+            async with self.conn.transaction():
+                await self.conn.copy_records_to_table(
+                    "appended", schema_name="ingest", columns=("log_id", "event_id"),
+                    records=[(self.log_id, i) for i in event_ids],
+                )
+        except asyncpg.UniqueViolationError:
             await self.conn.execute(
                 "INSERT INTO ingest.appended (log_id, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
                 self.log_id, list(event_ids),

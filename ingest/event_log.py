@@ -7,6 +7,7 @@ producer. Every command that writes feed events goes through it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -42,14 +43,36 @@ class EventLog:
 
     async def append(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> tuple[int, int]:
         """Send the events this log does not hold yet, and the dead letters it has not had yet;
-        returns (accepted, duplicate) events. Recorded only after the broker acknowledged them."""
+        returns (accepted, duplicate) events once the broker acknowledged and they are recorded."""
+        return await (await self.start(events, dead_letters)).finish()
+
+    async def start(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> Appending:
+        """The first half of `append`: look up what the log holds and hand the rest to the
+        producer. The caller may prepare its next batch before calling `finish()`."""
         letter_ids = [dead_letter_id(d) for d in dead_letters]
         known = await self.appended.known([e.event_id for e in events] + letter_ids)
         new = [e for e in events if e.event_id not in known] if known else list(events)
         letters = [(i, d) for i, d in zip(letter_ids, dead_letters) if i not in known]
-        await self.producer.send(new, [d for _, d in letters])
-        await self.appended.record([e.event_id for e in new] + [i for i, _ in letters])
-        return len(new), len(events) - len(new)
+        acks = await self.producer.enqueue(new, [d for _, d in letters])
+        recorded = [e.event_id for e in new] + [i for i, _ in letters]
+        return Appending(self.appended, acks, recorded, len(new), len(events) - len(new))
+
+
+@dataclass
+class Appending:
+    """A batch handed to the producer: recorded as appended once the broker acknowledged it."""
+
+    appended: AppendedRegistry
+    acks: list[asyncio.Future]
+    ids: list[str]
+    accepted: int
+    duplicate: int
+
+    async def finish(self) -> tuple[int, int]:
+        if self.acks:
+            await asyncio.gather(*self.acks)
+        await self.appended.record(self.ids)
+        return self.accepted, self.duplicate
 
 
 def dead_letter_id(letter: DeadLetter) -> str:

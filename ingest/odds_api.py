@@ -70,8 +70,22 @@ class Historical(msgspec.Struct):
     next_timestamp: datetime | None = None
 
 
+class WholeBook(msgspec.Struct):
+    key: str
+    title: str
+    last_update: datetime
+    markets: list[OddsMarket]
+
+
+class WholeEvent(msgspec.Struct):
+    """An event decoded in one go: the fast path when all of it is valid."""
+
+    bookmakers: list[WholeBook] = []
+
+
 _top = msgspec.json.Decoder(list[msgspec.Raw] | Historical)
 _event = msgspec.json.Decoder(OddsEvent)
+_whole = msgspec.json.Decoder(WholeEvent)
 _book = msgspec.json.Decoder(OddsBook)
 _market = msgspec.json.Decoder(OddsMarket)
 
@@ -119,22 +133,24 @@ def _items(
             yield Rejected(index, path, text, "home and away are the same team")
             continue
         names = (event.home_team, event.away_team)
-        quotes: list[_Quote] = []
-        book_times: list[datetime] = []
-        for b, braw in enumerate(event.bookmakers):
-            bpath = f"{path}.bookmakers[{b}]"
-            try:
-                book = _book.decode(braw)
-            except msgspec.ValidationError as exc:
-                yield Rejected(index, bpath, bytes(braw).decode(), f"invalid bookmaker: {exc}")
-                continue
-            book_times.append(book.last_update)
-            for m, mraw in enumerate(book.markets):
-                mpath = f"{bpath}.markets[{m}]"
+        try:
+            quotes, book_times = _whole_event(raw, home, away, names, price_format)
+        except _Fallback:
+            # something in it is wrong: read it part by part, to dead-letter just that part
+            quotes, book_times = [], []
+            for b, braw in enumerate(event.bookmakers):
+                bpath = f"{path}.bookmakers[{b}]"
                 try:
-                    quotes.extend(_quotes(_market.decode(mraw), book, home, away, names, price_format))
-                except (msgspec.ValidationError, _BadMarket, prices.BadPrice) as exc:
-                    yield Rejected(index, mpath, bytes(mraw).decode(), f"{book.key}: {exc}")
+                    book = _book.decode(braw)
+                except msgspec.ValidationError as exc:
+                    yield Rejected(index, bpath, bytes(braw).decode(), f"invalid bookmaker: {exc}")
+                    continue
+                book_times.append(book.last_update)
+                for m, mraw in enumerate(book.markets):
+                    try:
+                        quotes.extend(_quotes(_market.decode(mraw), book, home, away, names, price_format))
+                    except (msgspec.ValidationError, _BadMarket, prices.BadPrice) as exc:
+                        yield Rejected(index, f"{bpath}.markets[{m}]", bytes(mraw).decode(), f"{book.key}: {exc}")
         # when the response says it knew the game: its snapshot time, else its newest book update
         seen_at = snapshot or max(book_times, default=event.commence_time)
         team_ts = tuple(team_seen.setdefault((t.team_id, called), seen_at) for t, called in ((home, event.home_team), (away, event.away_team)))
@@ -145,6 +161,25 @@ def _items(
 
 class _BadMarket(ValueError):
     pass
+
+
+class _Fallback(Exception):
+    pass
+
+
+def _whole_event(
+    raw: msgspec.Raw, home: Team, away: Team, names: tuple[str, str], price_format: str,
+) -> tuple[list[_Quote], list[datetime]]:
+    """Every quote of an event decoded in one go; `_Fallback` if any part of it is invalid."""
+    try:
+        whole = _whole.decode(raw)
+        quotes: list[_Quote] = []
+        for book in whole.bookmakers:
+            for market in book.markets:
+                quotes.extend(_quotes(market, book, home, away, names, price_format))
+    except (msgspec.ValidationError, _BadMarket, prices.BadPrice):
+        raise _Fallback from None
+    return quotes, [b.last_update for b in whole.bookmakers]
 
 
 class _Quote(msgspec.Struct, frozen=True):
@@ -158,54 +193,71 @@ class _Quote(msgspec.Struct, frozen=True):
     outcomes: list[Outcome]
 
 
+def _market_kind(key: str) -> tuple[str, str, str]:
+    """(kind, base type, period) of a market key, such as h2h_q1 -> (game, h2h, q1)."""
+    found = _MARKET_KEYS.get(key)
+    if found is None:
+        match = _MARKET.match(key)
+        if match is None:
+            raise _BadMarket(f"unsupported market {key!r}")
+        base = match["base"]
+        found = _MARKET_KEYS[key] = ("exchange" if base == "h2h_lay" else "game", base, match["period"] or "full")
+    return found
+
+
+_MARKET_KEYS: dict[str, tuple[str, str, str]] = {}
+
+
 def _quotes(
     market: OddsMarket, book: OddsBook, home: Team, away: Team, names: tuple[str, str], price_format: str,
 ) -> list[_Quote]:
     """One quote per line of the market (alternate markets hold several lines)."""
-    match = _MARKET.match(market.key)
-    if match is None:
-        raise _BadMarket(f"unsupported market {market.key!r}")
-    base, period = match["base"], match["period"] or "full"
-    kind = "exchange" if base == "h2h_lay" else "game"
+    kind, base, period = _market_kind(market.key)
     if not market.outcomes:
         raise _BadMarket(f"{market.key}: no outcomes")
     fmt = price_format if price_format != "auto" else prices.infer_format([o.price for o in market.outcomes])
     at = market.last_update or book.last_update
-    groups: dict[Decimal | None, list[OddsOutcome]] = {}
-    for o in market.outcomes:
-        key = None if base.startswith("h2h") else (abs(o.point) if base == "spreads" and o.point is not None else o.point)
-        groups.setdefault(key, []).append(o)
+    if base[0] == "h" or len(market.outcomes) <= 2:
+        groups = [market.outcomes]
+    else:  # several lines in one market: pair them up by point (a spread's two sides by its size)
+        by_point: dict[Decimal | None, list[OddsOutcome]] = {}
+        for o in market.outcomes:
+            key = abs(o.point) if base == "spreads" and o.point is not None else o.point
+            by_point.setdefault(key, []).append(o)
+        groups = list(by_point.values())
     out = []
-    for outcomes in groups.values():
+    for outcomes in groups:
         point, ordered = _outcomes(base, outcomes, home, away, names, fmt)
         prices.check_market([o.price for o in ordered], fmt, exchange=kind == "exchange")
         out.append(_Quote(book.key, book.title, at, kind, base, period, point, ordered))
     return out
 
 
-_ORDER = {"home": 0, "away": 1, "draw": 2, "over": 0, "under": 1}
+# the fixed order outcomes are kept in, whatever the source's order
+_ORDER = {"h2h": ("home", "away", "draw"), "h2h_lay": ("home", "away", "draw"),
+          "spreads": ("home", "away"), "totals": ("over", "under")}
 
 
 def _outcomes(
     base: str, outcomes: list[OddsOutcome], home: Team, away: Team, names: tuple[str, str], fmt: str,
 ) -> tuple[Decimal | None, list[Outcome]]:
-    by_selection: dict[str, Outcome] = {}
+    slots: dict[str, Outcome] = {}
+    moneyline = base[0] == "h"
     for o in outcomes:
         selection = _selection(base, o.name, home, away, names)
-        if selection in by_selection:
+        if selection in slots:
             raise _BadMarket(f"outcome {o.name!r} appears twice")
-        participant = home.team_id if selection == "home" else away.team_id if selection == "away" else None
-        point = None if base.startswith("h2h") else o.point
-        if not base.startswith("h2h") and point is None:
+        if not moneyline and o.point is None:
             raise _BadMarket(f"outcome {o.name!r} has no point")
-        by_selection[selection] = Outcome(
-            selection=selection, name=o.name, participant_id=participant, price=o.price, price_format=fmt, point=point,
+        slots[selection] = Outcome(
+            selection=selection, name=o.name,
+            participant_id=home.team_id if selection == "home" else away.team_id if selection == "away" else None,
+            price=o.price, price_format=fmt, point=None if moneyline else o.point,
         )
-    wanted = {"totals": {"over", "under"}, "spreads": {"home", "away"}}.get(base, {"home", "away"})
-    extra = set(by_selection) - wanted - ({"draw"} if base.startswith("h2h") else set())
-    if not wanted <= set(by_selection) or extra:
-        raise _BadMarket(f"outcomes {sorted(by_selection)} do not make a {base} market")
-    ordered = sorted(by_selection.values(), key=lambda o: _ORDER[o.selection])
+    order = _ORDER[base]
+    if order[0] not in slots or order[1] not in slots:
+        raise _BadMarket(f"outcomes {sorted(slots)} do not make a {base} market")
+    ordered = [slots[s] for s in order if s in slots]
     if base == "spreads":
         h, a = ordered[0].point, ordered[1].point
         if h != -a:  # type: ignore[operator]
@@ -220,8 +272,9 @@ def _outcomes(
 
 def _selection(base: str, name: str, home: Team, away: Team, names: tuple[str, str]) -> str:
     if base == "totals":
-        if name.casefold() in ("over", "under"):
-            return name.casefold()
+        folded = name.casefold()
+        if folded in ("over", "under"):
+            return folded
         raise _BadMarket(f"totals outcome {name!r} is neither Over nor Under")
     if name == names[0]:
         return "home"

@@ -29,10 +29,12 @@ def infer_format(prices: Sequence[Decimal]) -> PriceFormat:
     American prices are <= -100 or >= +100; decimal prices are > 1. A negative price is
     American; a price between 1 and 100 is decimal; a market whose prices are all >= 100 is
     American (no real decimal market has every outcome at 100 or longer)."""
-    if any(p < 0 for p in prices):
+    values = [float(p) for p in prices]
+    if min(values) < 0:
         return "american"
-    if any(ONE < p < HUNDRED for p in prices):
-        return "decimal"
+    for v in values:
+        if 1.0 < v < 100.0:
+            return "decimal"
     return "american"
 
 
@@ -59,13 +61,20 @@ def overround(prices: Sequence[Decimal], fmt: PriceFormat) -> Decimal:
 
 def check_market(prices: Sequence[Decimal], fmt: PriceFormat, exchange: bool) -> None:
     """Every price valid; a book's back market must sum to a plausible overround.
-    Exchange lay markets are exempt (their implied probabilities sum below 1 by nature)."""
+    Exchange lay markets are exempt (their implied probabilities sum below 1 by nature).
+    (A check only, so in floats: the prices themselves stay exact.)"""
     for p in prices:
         check(p, fmt)
     if exchange:
         return
-    total = overround(prices, fmt)
-    if not OVERROUND_MIN <= total <= OVERROUND_MAX:
+    total = 0.0
+    for p in prices:
+        x = float(p)
+        total += 1.0 / x if fmt == "decimal" else (100.0 / (x + 100.0) if x > 0 else -x / (100.0 - x))
+    if not _MIN <= total <= _MAX:
         raise BadPrice(
             f"implausible overround {total:.4f} (placeholder or broken prices {', '.join(str(p) for p in prices)})"
         )
+
+
+_MIN, _MAX = float(OVERROUND_MIN), float(OVERROUND_MAX)

@@ -46,8 +46,9 @@ CREATE TABLE ingest.logs (
 );
 
 -- events acknowledged by the broker, per log: a re-ingested record is a duplicate, not a new event
+-- (byte-wise collation: IDs are ASCII, and the hot path inserts one row per event)
 CREATE TABLE ingest.appended (
     log_id    int NOT NULL REFERENCES ingest.logs (log_id) ON DELETE CASCADE,
-    event_id  text NOT NULL,
+    event_id  text COLLATE "C" NOT NULL,
     PRIMARY KEY (log_id, event_id)
 );
