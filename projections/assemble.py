@@ -1,0 +1,45 @@
+"""Working state from its stored parts (Postgres `projector_state` + `book_prices`, or the
+rocksdict cache): game, market, player and team headers plus each book's quote per line.
+Derived members (line consensus, main line, status) are recomputed, never trusted."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import msgspec
+
+from projections.consensus import line_consensus
+from projections.quotes import point_of
+from projections.reducers.markets import finish_market
+from projections.rows import decode_part
+from projections.state import BookQuote, GameState, KeyState, LineState, MarketState
+
+
+def assemble(parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str, str, bytes]],
+             window_us: int) -> dict[str, KeyState]:
+    """`parts`: (part key, blob); `quotes`: (market_id, line_key, book, blob)."""
+    states: dict[str, KeyState] = {}
+    markets: dict[str, MarketState] = {}
+    for part, blob in parts:
+        value = decode_part(part, blob)
+        if isinstance(value, MarketState):
+            markets[value.market_id] = value
+        else:
+            states[part[2:]] = value
+    books: dict[str, dict[str, dict[str, BookQuote]]] = {}
+    for market_id, key, book, blob in quotes:
+        books.setdefault(market_id, {}).setdefault(key, {})[book] = msgspec.msgpack.decode(blob, type=BookQuote)
+    by_game: dict[str, dict[str, MarketState]] = {}
+    for market_id, m in sorted(markets.items()):
+        lines = {}
+        for key, line_books in sorted(books.get(market_id, {}).items()):
+            line_books = dict(sorted(line_books.items()))
+            consensus = line_consensus(line_books, m.suspend_all, m.suspend_book, window_us)
+            lines[key] = LineState(point_of(key), line_books, consensus)
+        by_game.setdefault(m.game_id, {})[market_id] = finish_market(msgspec.structs.replace(m, lines=lines))
+    for game_id, game_markets in by_game.items():
+        game = states.get(game_id)
+        if not isinstance(game, GameState):
+            game = GameState(game_id)
+        states[game_id] = msgspec.structs.replace(game, markets=game_markets)
+    return states

@@ -1,0 +1,130 @@
+"""The batch core every driver shares (faust agents, the aiokafka replay, rebuild):
+records in, reducers folded, rows and Wire envelopes out.
+
+Records are skipped at or below the offset already applied for their partition (exactly-once
+with the tracking rows written in the same transaction). A record that does not decode is
+counted and skipped, never allowed to stop the projector. Each fold can be undone exactly
+(`rollback`) because states are immutable: the batch keeps every touched key's prior state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Protocol
+
+import msgspec
+
+from projections.deltas import Delta
+from projections.event_time import from_us
+from projections.reducers import reduce
+from projections.reducers.common import origin_of
+from projections.rows import RowSet, batch_rows
+from projections.state import KeyState, Origin
+from schemas.events import GameScheduled, PlayerRegistered, TeamRegistered, decode, event_key
+from schemas.wire import Envelope, encode_envelope
+
+TP = tuple[str, int]
+
+
+class Record(Protocol):
+    topic: str
+    partition: int
+    offset: int
+    value: bytes
+
+
+@dataclass
+class Batch:
+    rows: RowSet
+    deltas: list[Delta]
+    envelopes: list[tuple[str, int, bytes]]  # (wire topic, seq, envelope bytes)
+    tracking: dict[TP, tuple[int, int]]  # partition -> (offset applied before, offset applied now)
+    start: dict[str, KeyState | None]
+    applied: int = 0
+    bad: list[tuple[TP, int, str]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.tracking
+
+
+def _ref_origins(event, refs: dict[tuple[str, str], Origin]) -> None:
+    origin = origin_of(event)
+    for ref in (("sport", event.sport), ("competition", event.competition)):
+        current = refs.get(ref)
+        if current is None or origin.stamp > current.stamp:
+            refs[ref] = origin
+
+
+class BatchCore:
+    def __init__(self, window_us: int, publish: bool = True) -> None:
+        self.window_us = window_us
+        self.publish = publish  # False on rebuilds: those deltas were published by the live run
+        self.states: dict[str, KeyState] = {}
+        self.tracking: dict[TP, int] = {}  # newest offset folded per partition
+
+    def fold(self, records: Iterable[Record], emit_ts: datetime) -> Batch:
+        states, tracking, window_us = self.states, self.tracking, self.window_us
+        start: dict[str, KeyState | None] = {}
+        deltas: list[Delta] = []
+        moved: dict[TP, tuple[int, int]] = {}
+        refs: dict[tuple[str, str], Origin] = {}
+        bad = []
+        applied = 0
+        for r in records:
+            tp = (r.topic, r.partition)
+            last = tracking.get(tp, -1)
+            if r.offset <= last:
+                continue  # already applied: redelivery is a no-op
+            before = moved.get(tp)
+            moved[tp] = (last if before is None else before[0], r.offset)
+            tracking[tp] = r.offset
+            try:
+                event = decode(r.value)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                bad.append((tp, r.offset, str(exc)[:200]))
+                continue
+            key = event_key(event)
+            state = states.get(key)
+            if key not in start:
+                start[key] = state
+            new, out = reduce(state, event, window_us)
+            if new is not state:
+                states[key] = new
+            if out:
+                deltas.extend(out)
+            if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
+                _ref_origins(event, refs)
+            applied += 1
+        rows = batch_rows(start, states, refs, window_us)
+        envelopes = []
+        if self.publish:
+            for d in deltas:
+                envelope = Envelope(
+                    op="delta", type=d.type, topic=d.wire_topic, seq=d.seq, source_ts=from_us(d.source_ts),
+                    emit_ts=emit_ts, source=d.source, data=d.data,
+                )
+                envelopes.append((d.wire_topic, d.seq, encode_envelope(envelope)))
+        return Batch(rows, deltas, envelopes, moved, start, applied, bad)
+
+    def rollback(self, batch: Batch) -> None:
+        """Undo a fold whose write failed (batches folded after it must be undone first)."""
+        for key, state in batch.start.items():
+            if state is None:
+                self.states.pop(key, None)
+            else:
+                self.states[key] = state
+        for tp, (before, _) in batch.tracking.items():
+            if before < 0:
+                self.tracking.pop(tp, None)
+            else:
+                self.tracking[tp] = before
+
+    def reset(self, states: dict[str, KeyState], tracking: dict[TP, int]) -> None:
+        self.states = states
+        self.tracking = dict(tracking)
+
+
+def data_hint(batch: Batch) -> dict[str, Any]:
+    return {"applied": batch.applied, "deltas": len(batch.deltas), "rows": batch.rows.count(), "bad": len(batch.bad)}

@@ -1,0 +1,184 @@
+"""Consensus and no-vig per market line (the rules of the projection issue, in one place).
+
+Eligible books: non-exchange quotes that can price the line, of books not suspended, offering
+the line's usual outcomes (the outcome set most books quote) at the line's point, quoted within
+the window of the newest such quote (event time). Per book the no-vig probabilities; per outcome
+the median across books, renormalised to sum to 1; the median decimal price; hold =
+1 - 1 / sum(1 / consensus price); books = eligible books. A line quoted by one book is a
+consensus of one. Pure: no I/O, no wall clock; inputs are iterated in book order, so the same
+line state always gives the same floats.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+from typing import Iterable, Mapping, Sequence
+
+from projections.odds.devig import DEFAULT_METHOD, FloatDevig, devig_floats
+from projections.state import BookQuote, Consensus, ConsensusOutcome, LineState, Suspension
+
+EXCHANGE = "exchange"
+
+
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = n // 2
+    if n % 2:
+        return ordered[mid]
+    return (ordered[mid - 1] + ordered[mid]) / 2.0
+
+
+@lru_cache(maxsize=1 << 17)
+def devig(method: str, odds: tuple[float, ...]) -> FloatDevig | None:
+    """One book's no-vig probabilities (memoised: books repeat the same prices all the time)."""
+    try:
+        return devig_floats(method, odds)
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return None
+
+
+def is_suspended(quote: BookQuote, suspend_all: Suspension | None, suspend_book: Mapping[str, Suspension]) -> bool:
+    """Suspended when the newest suspend/reopen for the market or the book is a suspension that
+    is newer than the quote (a book quoting again after a suspension is open again)."""
+    latest = suspend_all
+    own = suspend_book.get(quote.book)
+    if own is not None and (latest is None or own.stamp > latest.stamp):
+        latest = own
+    return latest is not None and latest.suspended and latest.stamp > quote.origin.stamp
+
+
+def eligible_quotes(
+    books: Mapping[str, BookQuote],
+    suspend_all: Suspension | None,
+    suspend_book: Mapping[str, Suspension],
+    window_us: int,
+) -> list[BookQuote]:
+    """The books that count toward a line's consensus, in book order."""
+    candidates = [
+        q for q in books.values()
+        if q.odds is not None and q.kind != EXCHANGE and not is_suspended(q, suspend_all, suspend_book)
+    ]
+    if not candidates:
+        return []
+    # the line's outcome set: the one most books quote (ties: more outcomes, then by name)
+    counts = Counter(q.selections for q in candidates)
+    if len(counts) > 1:
+        usual = max(counts, key=lambda s: (counts[s], len(s), s))
+        candidates = [q for q in candidates if q.selections == usual]
+    newest = max(q.origin.source_ts for q in candidates)
+    oldest_allowed = newest - window_us
+    return [q for q in candidates if q.origin.source_ts >= oldest_allowed]
+
+
+def _median_probabilities(results: Sequence[FloatDevig], n: int) -> tuple[float, ...]:
+    medians = [median([r.probabilities[i] for r in results]) for i in range(n)]
+    total = sum(medians)
+    return tuple(m / total for m in medians)
+
+
+def consensus(eligible: Sequence[BookQuote], method: str = DEFAULT_METHOD) -> Consensus | None:
+    """The line's consensus under `method` (the default one for deltas), or None without books."""
+    results = []
+    books = []
+    for q in eligible:
+        r = devig(method, q.odds)
+        if r is not None:
+            results.append(r)
+            books.append(q)
+    if not books:
+        return None
+    n = len(books[0].selections)
+    probabilities = _median_probabilities(results, n)
+    prices = [median([q.odds[i] for q in books]) for i in range(n)]
+    hold = 1.0 - 1.0 / sum(1.0 / p for p in prices)
+    first = books[0].outcomes  # names and points from the first book in book order
+    outcomes = tuple(
+        ConsensusOutcome(o.selection, o.name, o.participant_id, o.point, prices[i], probabilities[i])
+        for i, o in enumerate(first)
+    )
+    return Consensus(
+        books=len(books),
+        hold=hold,
+        outcomes=outcomes,
+        as_of=max(q.origin.source_ts for q in books),
+        ingest_ts=max(q.origin.ingest_ts for q in books),
+        sources=tuple(sorted({q.origin.source for q in books})),
+    )
+
+
+def method_consensus(eligible: Sequence[BookQuote], method: str) -> tuple[tuple[float, ...] | None, dict]:
+    """Consensus no-vig probabilities under any method, with notes for the read model.
+
+    Books whose result falls outside (0, 1) or whose solver did not converge are left out of
+    the median and named in the flags; a line no book can be devigged on has no probabilities.
+    """
+    usable: list[FloatDevig] = []
+    flags: set[str] = set()
+    parameters: list[float] = []
+    for q in eligible:
+        r = devig(method, q.odds)
+        if r is None:
+            flags.add("failed")
+        elif not r.in_range:
+            flags.add("out_of_range")
+        elif not r.converged:
+            flags.add("not_converged")
+        else:
+            usable.append(r)
+            if r.parameter is not None:
+                parameters.append(r.parameter)
+    left_out = len(eligible) - len(usable)
+    message = None
+    if left_out:
+        message = (
+            f"{left_out} of {len(eligible)} books left out: their {method} result was "
+            f"{' or '.join(sorted(f.replace('_', ' ') for f in flags))}"
+        )
+    note = {
+        "books": len(usable),
+        "flags": sorted(flags),
+        "message": message,
+        "parameter": median(parameters) if parameters else None,
+    }
+    if not usable:
+        return None, note
+    return _median_probabilities(usable, len(eligible[0].selections)), note
+
+
+def evenness(c: Consensus) -> float:
+    """Distance of the consensus from an even line (every outcome at 1/n)."""
+    fair = 1.0 / len(c.outcomes)
+    return sum(abs(o.probability - fair) for o in c.outcomes)
+
+
+def pick_main(lines: Mapping[str, LineState]) -> str | None:
+    """The main line: quoted by the most books; ties: closest to even, then the lower point."""
+    most = 0
+    tied: list[str] = []
+    for key, line in lines.items():
+        c = line.consensus
+        if c is None:
+            continue
+        if c.books > most:
+            most, tied = c.books, [key]
+        elif c.books == most:
+            tied.append(key)
+    if len(tied) <= 1:
+        return tied[0] if tied else None
+
+    def rank(key: str) -> tuple:
+        line = lines[key]
+        return (evenness(line.consensus), line.point if line.point is not None else 0, key)
+
+    return min(tied, key=rank)
+
+
+def line_consensus(line_books: Mapping[str, BookQuote], suspend_all: Suspension | None,
+                   suspend_book: Mapping[str, Suspension], window_us: int) -> Consensus | None:
+    return consensus(eligible_quotes(line_books, suspend_all, suspend_book, window_us))
+
+
+def sources_of(quotes: Iterable[BookQuote]) -> tuple[str, ...]:
+    return tuple(sorted({q.origin.source for q in quotes}))

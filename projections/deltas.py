@@ -1,0 +1,146 @@
+"""Wire deltas as reducers emit them, and the `data` payload of each delta type.
+
+A delta is emitted only when something a Wire client sees changed; its seq is the topic's last
+seq plus one, kept in the state of the log key that owns the topic (both `game:` and
+`market:` topics belong to the game's key). Payloads are the topic's full visible state for
+game topics, and the market header plus the lines that changed for market topics (the
+`docs/wire-deltas.md` page documents each member).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from projections.event_time import from_us, iso_date
+from projections.odds.devig import DEFAULT_METHOD
+from projections.state import Consensus, GameState, MarketState
+
+GAME_STATE = "game.state"
+MARKET_UPDATE = "market.update"
+MARKET_SUSPENDED = "market.suspended"
+
+
+class Delta(msgspec.Struct, frozen=True, array_like=True):
+    wire_topic: str
+    type: str
+    seq: int
+    source_ts: int
+    source: str
+    data: dict[str, Any]
+
+
+def number(value) -> float | None:
+    """Points go out as JSON numbers (the exact half-point lines all fit a float)."""
+    return None if value is None else float(value)
+
+
+# ---- games ----------------------------------------------------------------------------------
+
+
+def field(game: GameState, name: str):
+    item = game.fields.get(name)
+    return None if item is None else item[0]
+
+
+def game_visible(game: GameState | None) -> tuple | None:
+    """What a `game:` topic shows; None until the game is scheduled."""
+    if game is None or not game.scheduled:
+        return None
+    kickoff = field(game, "kickoff") or (None, None)
+    p = game.play
+    state = (p.status, p.score_home, p.score_away, p.period, p.clock, p.possession, p.last_play) if p else (
+        "scheduled", None, None, None, None, None, None)
+    return (*state, kickoff[0], kickoff[1], field(game, "venue"))
+
+
+def game_data(game: GameState) -> dict[str, Any]:
+    (status, home, away, period, clock, possession, last_play, kickoff_at, kickoff_date, venue) = game_visible(game)
+    return {
+        "game_id": game.game_id,
+        "status": status,
+        "score": None if home is None and away is None else {"home": home, "away": away},
+        "period": period,
+        "clock": clock,
+        "possession": possession,
+        "last_play": last_play,
+        "kickoff_at": None if kickoff_at is None else from_us(kickoff_at),
+        "kickoff_date": kickoff_date,
+        "venue": venue,
+    }
+
+
+# ---- markets --------------------------------------------------------------------------------
+
+
+def market_header(m: MarketState | None) -> tuple | None:
+    """What a `market:` topic shows besides its lines; None until a quote named the market."""
+    if m is None or m.origin is None:
+        return None
+    main = m.lines.get(m.main_key) if m.main_key is not None else None
+    books = main.consensus.books if main is not None and main.consensus is not None else 0
+    name = m.name[0] if m.name else None
+    return (m.status, m.reason, m.main_key, books, name)
+
+
+def line_visible(m: MarketState | None, key: str) -> tuple | None:
+    if m is None or m.origin is None:
+        return None
+    line = m.lines.get(key)
+    if line is None or line.consensus is None:
+        return None
+    return (line.consensus.visible, key == m.main_key)
+
+
+def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str, Any]:
+    return {
+        "line_key": key,
+        "point": number(point),
+        "is_main": is_main,
+        "books": consensus.books,
+        "hold": consensus.hold,
+        "outcomes": [
+            {
+                "selection": o.selection,
+                "name": o.name,
+                "participant_id": o.participant_id,
+                "point": number(o.point),
+                "price": o.price,
+                "probability": {DEFAULT_METHOD: o.probability},
+            }
+            for o in consensus.outcomes
+        ],
+    }
+
+
+def market_data(m: MarketState, changed: list[str]) -> dict[str, Any]:
+    status, reason, main_key, books, name = market_header(m)
+    lines = []
+    removed = []
+    for key in sorted(changed):
+        line = m.lines.get(key)
+        if line is None or line.consensus is None:
+            removed.append(key)
+        else:
+            lines.append(line_data(key, line.point, line.consensus, key == main_key))
+    main = m.lines.get(main_key) if main_key is not None else None
+    return {
+        "market_id": m.market_id,
+        "game_id": m.game_id,
+        "kind": m.kind,
+        "type": m.type,
+        "period": m.period,
+        "participant_id": m.participant_id,
+        "name": name,
+        "status": status,
+        "reason": reason,
+        "main_point": number(main.point) if main is not None else None,
+        "books": books,
+        "lines": lines,
+        "removed_lines": removed,
+    }
+
+
+__all__ = ["Delta", "GAME_STATE", "MARKET_UPDATE", "MARKET_SUSPENDED", "game_visible", "game_data",
+           "market_header", "line_visible", "market_data", "iso_date"]

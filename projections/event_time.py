@@ -1,0 +1,39 @@
+"""Event time as integers: the projector orders and compares by the log's own clock only.
+
+A `Stamp` is (source_ts in epoch microseconds, event_id). Among facts about the same thing the
+greatest stamp wins; the event_id tie-break makes the winner a function of the *set* of events,
+so duplicates and redeliveries in any order give the same state.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+Stamp = tuple[int, str]
+UTC = timezone.utc
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+NO_STAMP: Stamp = (-(1 << 62), "")
+
+
+def to_us(value: datetime) -> int:
+    """Epoch microseconds of an aware datetime (naive ones are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_us(us: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def opt_us(value: datetime | None) -> int | None:
+    return None if value is None else to_us(value)
+
+
+def opt_dt(us: int | None) -> datetime | None:
+    return None if us is None else from_us(us)
+
+
+def iso_date(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()

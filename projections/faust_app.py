@@ -1,0 +1,83 @@
+"""The faust app of the live path: one agent per dataset over its three feed topics.
+
+Agents take batches (`stream.take_events`) and hand the records to the dataset's projector,
+which skips what Postgres already holds. Kafka's committed offsets are only a hint here: the
+truth is the tracking rows. So when the group has assigned partitions, before faust seeks to
+the committed offsets, we commit the tracked offsets + 1 (after the start-up catch-up, done by
+the fast aiokafka path, has stopped), and faust resumes exactly there.
+
+Settings for the embedded tansu broker (DESIGN.md): short session/heartbeat/rebalance timeouts
+(a restarted worker is assigned in seconds, not half a minute), no leader topic, no tables, no
+web server, no topic declaration (`infra.topics` creates every topic), no idempotent producer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Awaitable, Callable
+
+import faust
+from faust.types import TP
+
+from infra.settings import Settings
+from projections.projector import DatasetProjector
+
+log = logging.getLogger("projections.faust")
+TAKE_MAX = 2_000
+TAKE_WITHIN = 0.005  # seconds a partial batch waits: the live latency floor
+
+
+def broker_url(bootstrap: str) -> str:
+    return ";".join(f"kafka://{host.strip()}" for host in bootstrap.split(",") if host.strip())
+
+
+def build_app(
+    settings: Settings,
+    group: str,
+    projectors: dict[str, DatasetProjector],
+    apply: Callable[[DatasetProjector, list], Awaitable[None]],
+    before_resume: Callable[[], Awaitable[None]],
+) -> faust.App:
+    app = faust.App(
+        group,
+        broker=broker_url(settings.require_bootstrap()),
+        web_enabled=False,
+        topic_disable_leader=True,
+        topic_allow_declare=False,
+        store="memory://",
+        broker_session_timeout=6,
+        broker_heartbeat_interval=1,
+        broker_rebalance_timeout=6,
+        broker_commit_interval=1.0,
+        consumer_auto_offset_reset="earliest",
+        stream_buffer_maxsize=TAKE_MAX * 2,
+        autodiscover=False,
+    )
+    by_topic = {topic: p for p in projectors.values() for topic in p.topics}
+
+    @app.on_rebalance_complete.connect
+    async def resume_at_tracked_offsets(sender, **kwargs) -> None:
+        await before_resume()
+        offsets = {}
+        for tp in app.consumer.assignment():
+            p = by_topic.get(tp.topic)
+            if p is not None:
+                offsets[tp] = p.committed.get((tp.topic, tp.partition), -1) + 1
+        if offsets:
+            # faust seeks to the committed offsets right after this signal
+            await app.consumer._thread.commit(offsets)
+        log.info("faust assigned %d partitions; resuming at the tracked offsets", len(offsets))
+
+    for dataset, projector in projectors.items():
+        topic = app.topic(*projector.topics, key_serializer="raw", value_serializer="raw")
+
+        async def project(stream, projector: DatasetProjector = projector) -> None:
+            async for events in stream.take_events(TAKE_MAX, within=TAKE_WITHIN):
+                await apply(projector, [e.message for e in events])
+
+        app.agent(topic, name=f"project_{dataset}")(project)
+    return app
+
+
+__all__ = ["build_app", "TP", "asyncio"]

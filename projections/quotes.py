@@ -1,0 +1,55 @@
+"""One book's quote made ready for consensus: line key, decimal odds, canonical outcome order."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from functools import lru_cache
+
+from projections.odds.exact import InvalidInput
+from projections.odds.prices import to_decimal
+
+# the fixed order outcomes appear in, in read models and deltas; other selections follow by name
+SELECTION_ORDER = ("home", "away", "draw", "over", "under", "yes", "no")
+_RANK = {s: i for i, s in enumerate(SELECTION_ORDER)}
+
+
+def selection_key(selection: str) -> tuple[int, str]:
+    return (_RANK.get(selection, len(SELECTION_ORDER)), selection)
+
+
+def line_key(point: Decimal | None) -> str:
+    """The point as text ('' for lines without one): 47.5 and 47.50 are the same line."""
+    if point is None:
+        return ""
+    if point == 0:
+        return "0"
+    text = format(point.normalize(), "f")
+    return text
+
+
+def point_of(key: str) -> Decimal | None:
+    return Decimal(key) if key else None
+
+
+@lru_cache(maxsize=1 << 16)
+def decimal_odds(price: Decimal, price_format: str) -> float | None:
+    """Decimal odds as a float (exactly rounded from the exact conversion); None if not a price."""
+    try:
+        return float(to_decimal(price, price_format, field=None))
+    except (InvalidInput, ValueError, ArithmeticError):
+        return None
+
+
+def points_agree(market_type: str, point: Decimal | None, selection: str, outcome_point: Decimal | None) -> bool:
+    """Whether an outcome is priced at the line's point (spreads: the home side's handicap)."""
+    if point is None:
+        return outcome_point is None
+    if outcome_point is None:
+        return False
+    if market_type == "spreads" or selection in ("home", "away"):
+        if selection == "away":
+            return outcome_point == -point
+        if selection == "home":
+            return outcome_point == point
+        return abs(outcome_point) == abs(point)
+    return outcome_point == point

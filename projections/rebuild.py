@@ -1,0 +1,225 @@
+"""Rebuild and verify: replay the log from offset 0 into a scratch schema, then swap it in or
+compare it with the live read models.
+
+Both first catch up without blocking the live projector, then take the dataset's advisory lock
+exclusively (live batches hold it shared), replay the last few records up to exactly the offsets
+the live schema holds, and then either swap schemas in one transaction (rebuild) or take a
+snapshot of both and compare every row (verify). Rebuilds of the same log write no outbox:
+the live run already published those deltas, and their seqs come out the same.
+
+A log whose epoch differs from the read models' (a new embedded broker, recreated topics) is
+rebuilt to its end with deltas published: nothing of the new log was projected yet.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from infra.log_epoch import ensure_epoch
+from infra.migrate import apply_dataset_ddl
+from infra.settings import Settings
+from projections.batch import TP
+from projections.locks import projector_lock_key
+from projections.log_ends import log_end_offsets
+from projections.pg_state import read_tracking
+from projections.projector import DatasetProjector
+from projections.replay import catch_up
+from schemas.datasets import FEED_TOPICS, Dataset, pg_schema, topic_name
+
+log = logging.getLogger("projections.rebuild")
+
+# every table a rebuild must reproduce exactly (bookkeeping that legitimately differs, such as
+# projection_meta.updated_at and the transient outbox, is left out)
+COMPARED = (
+    "sports", "competitions", "seasons", "teams", "games", "markets", "market_lines", "book_prices", "players",
+    "injuries", "availability", "news", "stat_lines", "search_index", "topic_seq", "projector_state",
+)
+CLOSE_ENOUGH = 2_000  # records left to replay when the exclusive lock is taken
+
+
+async def stale_reason(conn: asyncpg.Connection, schema: str, epoch: str, ends: dict[TP, int]) -> str | None:
+    """Why the schema's read models cannot continue on this log (None: they can)."""
+    row = await conn.fetchrow(f'SELECT epoch FROM "{schema}".projection_meta WHERE id = 1')
+    if row is not None and row["epoch"] != epoch:
+        return f"log epoch changed ({row['epoch']} -> {epoch})"
+    for tp, (offset, tracked_epoch) in (await read_tracking(conn, schema)).items():
+        if tracked_epoch != epoch:
+            return f"{tp[0]}[{tp[1]}] was tracked in epoch {tracked_epoch}, the log is {epoch}"
+        if offset >= ends.get(tp, 0):
+            return f"{tp[0]}[{tp[1]}] tracked offset {offset} is beyond the log's end {ends.get(tp, 0)}"
+    return None
+
+
+@dataclass
+class Scratch:
+    projector: DatasetProjector
+    schema: str
+    epoch: str
+
+
+async def open_scratch(conn: asyncpg.Connection, settings: Settings, dataset: Dataset, *, publish: bool) -> Scratch:
+    epoch = await ensure_epoch(settings, dataset)
+    schema = f"{pg_schema(dataset)}_build_{secrets.token_hex(4)}"
+    await apply_dataset_ddl(conn, schema)
+    projector = DatasetProjector(settings, dataset, schema=schema, publish=publish, use_cache=False)
+    await projector.open(conn, epoch)
+    return Scratch(projector, schema, epoch)
+
+
+async def drop_schema(conn: asyncpg.Connection, schema: str) -> None:
+    await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+async def _live_targets(conn: asyncpg.Connection, schema: str, epoch: str) -> dict[TP, int] | None:
+    """Exclusive end offsets the live schema has applied, or None when it is on another log."""
+    meta = await conn.fetchrow(f'SELECT epoch FROM "{schema}".projection_meta WHERE id = 1')
+    if meta is not None and meta["epoch"] != epoch:
+        return None
+    return {tp: offset + 1 for tp, (offset, _) in (await read_tracking(conn, schema)).items()}
+
+
+def _remaining(targets: dict[TP, int], done: dict[TP, int]) -> int:
+    return sum(max(0, end - (done.get(tp, -1) + 1)) for tp, end in targets.items())
+
+
+async def _catch_up_to_live(scratch: Scratch, conn: asyncpg.Connection, live: str) -> dict[TP, int] | None:
+    """Replay toward the live schema's offsets until few are left (live keeps moving)."""
+    targets = await _live_targets(conn, live, scratch.epoch)
+    for _ in range(10):
+        if targets is None:
+            return None
+        await catch_up(scratch.projector, conn, targets=targets)
+        targets = await _live_targets(conn, live, scratch.epoch)
+        if targets is None or _remaining(targets, scratch.projector.committed) <= CLOSE_ENOUGH:
+            break
+    return targets
+
+
+@dataclass
+class RebuildResult:
+    dataset: str
+    records: int
+    epoch_changed: bool
+    generation: int
+    notes: list[str] = field(default_factory=list)
+
+
+async def rebuild(settings: Settings, dataset: Dataset, conn: asyncpg.Connection,
+                  lock_conn: asyncpg.Connection, *, new_log: bool = False) -> RebuildResult:
+    """Replay from offset 0 into fresh tables and swap them in as the dataset's schema.
+    `new_log`: the live read models are known to be of another log (the projector found them
+    stale at start), so replay this log to its end and publish its deltas."""
+    live = pg_schema(dataset)
+    scratch = await open_scratch(conn, settings, dataset, publish=False)
+    try:
+        targets = None if new_log else await _catch_up_to_live(scratch, conn, live)
+        epoch_changed = targets is None
+        await lock_conn.execute("SELECT pg_advisory_lock($1)", projector_lock_key(dataset))
+        try:
+            targets = None if new_log else await _live_targets(conn, live, scratch.epoch)
+            if targets is None:
+                # the live models are of another log: this log was never projected, so its
+                # deltas go out too (seqs start again with the new log)
+                epoch_changed = True
+                scratch.projector.core.publish = True
+                topics = [topic_name(dataset, b, settings.topic_namespace) for b in FEED_TOPICS]
+                targets = await log_end_offsets(settings, topics)
+            await catch_up(scratch.projector, conn, targets=targets)
+            generation = await swap(conn, dataset, scratch.schema, keep_outbox=not epoch_changed)
+        finally:
+            await lock_conn.execute("SELECT pg_advisory_unlock($1)", projector_lock_key(dataset))
+    except BaseException:
+        await drop_schema(conn, scratch.schema)
+        raise
+    return RebuildResult(dataset, scratch.projector.stats.applied, epoch_changed, generation)
+
+
+async def swap(conn: asyncpg.Connection, dataset: Dataset, scratch: str, keep_outbox: bool) -> int:
+    """Make `scratch` the dataset's schema in one transaction; returns the new generation.
+    Deltas still waiting in the live outbox move over, so the relay sends them from there."""
+    live = pg_schema(dataset)
+    retired = f"{live}_retired_{secrets.token_hex(4)}"
+    async with conn.transaction():
+        exists = await conn.fetchval("SELECT to_regnamespace($1) IS NOT NULL", live)
+        generation = 0
+        if exists:
+            generation = await conn.fetchval(f'SELECT coalesce(max(generation), 0) FROM "{live}".projection_meta')
+            if keep_outbox:
+                await conn.execute(
+                    f'INSERT INTO "{scratch}".outbox SELECT * FROM "{live}".outbox ON CONFLICT DO NOTHING'
+                )
+        await conn.execute(
+            f'UPDATE "{scratch}".projection_meta SET generation = $1, updated_at = now()', generation + 1
+        )
+        if exists:
+            await conn.execute(f'ALTER SCHEMA "{live}" RENAME TO "{retired}"')
+        await conn.execute(f'ALTER SCHEMA "{scratch}" RENAME TO "{live}"')
+        if exists:
+            await conn.execute(f'DROP SCHEMA "{retired}" CASCADE')
+    return generation + 1
+
+
+# ---- verify -----------------------------------------------------------------------------------
+
+
+@dataclass
+class VerifyResult:
+    dataset: str
+    records: int
+    differences: list[str]
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+async def verify(settings: Settings, dataset: Dataset, conn: asyncpg.Connection, lock_conn: asyncpg.Connection,
+                 snapshot_conn: asyncpg.Connection) -> VerifyResult:
+    live = pg_schema(dataset)
+    scratch = await open_scratch(conn, settings, dataset, publish=False)
+    try:
+        targets = await _catch_up_to_live(scratch, conn, live)
+        if targets is None:
+            return VerifyResult(dataset, 0, [f"{live}: read models are of another log epoch than the broker's"])
+        await lock_conn.execute("SELECT pg_advisory_lock($1)", projector_lock_key(dataset))
+        try:
+            targets = await _live_targets(conn, live, scratch.epoch)
+            await catch_up(scratch.projector, conn, targets=targets)
+            # a snapshot taken while no live batch can commit: both schemas at the same offsets
+            await snapshot_conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            await snapshot_conn.fetchval("SELECT 1")
+        finally:
+            await lock_conn.execute("SELECT pg_advisory_unlock($1)", projector_lock_key(dataset))
+        try:
+            differences = await compare(snapshot_conn, live, scratch.schema)
+        finally:
+            await snapshot_conn.execute("ROLLBACK")
+        return VerifyResult(dataset, scratch.projector.stats.applied, differences)
+    finally:
+        await drop_schema(conn, scratch.schema)
+
+
+async def compare(conn: asyncpg.Connection, live: str, rebuilt: str) -> list[str]:
+    """Every row of every read model, and the tracked offsets, in both schemas."""
+    differences = []
+    for table in (*COMPARED, "tracking"):
+        columns = "topic, partition, last_offset" if table == "tracking" else "*"
+        only_live = await conn.fetchval(
+            f'SELECT count(*) FROM (SELECT {columns} FROM "{live}".{table} EXCEPT ALL '
+            f'SELECT {columns} FROM "{rebuilt}".{table}) d'
+        )
+        only_rebuilt = await conn.fetchval(
+            f'SELECT count(*) FROM (SELECT {columns} FROM "{rebuilt}".{table} EXCEPT ALL '
+            f'SELECT {columns} FROM "{live}".{table}) d'
+        )
+        if only_live or only_rebuilt:
+            total = await conn.fetchval(f'SELECT count(*) FROM "{live}".{table}')
+            differences.append(
+                f"{table}: {only_live} of {total} live rows differ or are missing from the rebuild, "
+                f"{only_rebuilt} rebuilt rows differ or are missing live"
+            )
+    return differences

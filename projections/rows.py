@@ -1,0 +1,452 @@
+"""Read-model rows from state: what one batch must write, found by comparing each touched
+key's state at the start of the batch with its state at the end (unchanged parts are the very
+same objects, so the comparison is by identity and cheap).
+
+Pure: tuples in the column order of `TABLES`; JSON values are pre-encoded text. Final rows
+depend only on the states, never on how the log was cut into batches, so a rebuild writes
+exactly what the live run wrote. The other devig methods are computed here, once per batch for
+each touched line (memoised per book price set), not per event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import msgspec
+
+from projections import season_lines
+from projections.consensus import eligible_quotes, method_consensus
+from projections.deltas import field as game_field
+from projections.event_time import from_us, opt_dt
+from projections.odds.devig import DEFAULT_METHOD, METHODS
+from projections.quotes import point_of
+from projections.reducers.players import game_line_id
+from projections.search_terms import normalise
+from projections.state import (
+    BookQuote, GameState, LineState, MarketState, Origin, PlayerState, TeamState,
+)
+from schemas.natural_keys import competition_id, season_id, sport_id
+from schemas.reference import COMPETITIONS, SPORTS
+from schemas.wire import game_topic, market_topic
+
+REGISTRY_SOURCE = "svc"  # sports and competitions come from our registry
+
+# table -> ((column, postgres type), ...), conflict key. `jsonb` values are JSON text.
+TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
+    "games": ((
+        ("id", "text"), ("name", "text"), ("sport", "text"), ("competition", "text"), ("season", "text"),
+        ("week", "int"), ("season_type", "text"), ("kickoff_at", "timestamptz"), ("kickoff_date", "date"),
+        ("kickoff_sort", "timestamptz"), ("venue", "text"), ("neutral_site", "boolean"),
+        ("home_team_id", "text"), ("away_team_id", "text"), ("status", "text"), ("score_home", "int"),
+        ("score_away", "int"), ("period", "text"), ("clock", "text"), ("possession", "text"),
+        ("last_play", "text"), ("state_provenance", "jsonb"), ("source", "text"), ("as_of", "timestamptz"),
+        ("provenance", "jsonb"), ("last_seq", "bigint"),
+    ), ("id",)),
+    "markets": ((
+        ("id", "text"), ("game_id", "text"), ("kind", "text"), ("type", "text"), ("period", "text"),
+        ("participant_id", "text"), ("name", "text"), ("status", "text"), ("status_reason", "text"),
+        ("main_point", "numeric"), ("books", "int"), ("source", "text"), ("as_of", "timestamptz"),
+        ("provenance", "jsonb"), ("last_seq", "bigint"),
+    ), ("id",)),
+    "market_lines": ((
+        ("market_id", "text"), ("line_key", "text"), ("point", "numeric"), ("is_main", "boolean"),
+        ("books", "int"), ("hold", "float8"), ("outcomes", "jsonb"), ("methods", "jsonb"),
+        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("market_id", "line_key")),
+    "book_prices": ((
+        ("market_id", "text"), ("line_key", "text"), ("book", "text"), ("kind", "text"), ("suspended", "boolean"),
+        ("outcomes", "jsonb"), ("source", "text"), ("source_ts", "timestamptz"), ("event_id", "text"),
+        ("book_name", "text"), ("ingest_ts", "timestamptz"), ("game_id", "text"), ("state", "bytea"),
+    ), ("market_id", "line_key", "book")),
+    "teams": ((
+        ("id", "text"), ("sport", "text"), ("competition", "text"), ("name", "text"), ("abbreviation", "text"),
+        ("aliases", "text[]"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("id",)),
+    "players": ((
+        ("id", "text"), ("sport", "text"), ("competition", "text"), ("name", "text"), ("position", "text"),
+        ("team_id", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("id",)),
+    "injuries": ((
+        ("player_id", "text"), ("team_id", "text"), ("status", "text"), ("roster_status", "text"),
+        ("detail", "text"), ("secondary_detail", "text"), ("practice", "text"), ("game_day", "text"),
+        ("season", "int"), ("week", "int"), ("game_id", "text"), ("reported_at", "timestamptz"),
+        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("player_id",)),
+    "availability": ((
+        ("player_id", "text"), ("source", "text"), ("status", "text"), ("game_id", "text"), ("season", "int"),
+        ("week", "int"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("player_id", "source")),
+    "news": ((
+        ("player_id", "text"), ("event_id", "text"), ("kind", "text"), ("headline", "text"),
+        ("published_at", "timestamptz"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("player_id", "event_id")),
+    "stat_lines": ((
+        ("line_key", "text"), ("subject_id", "text"), ("team_id", "text"), ("game_id", "text"), ("season", "text"),
+        ("week", "int"), ("season_type", "text"), ("basis", "text"), ("stats", "jsonb"), ("source", "text"),
+        ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("line_key",)),
+    "search_index": ((
+        ("id", "text"), ("kind", "text"), ("name", "text"), ("competition", "text"), ("context", "jsonb"),
+        ("terms", "text"), ("as_of", "timestamptz"),
+    ), ("id",)),
+    "sports": ((
+        ("id", "text"), ("slug", "text"), ("name", "text"), ("source", "text"), ("as_of", "timestamptz"),
+        ("provenance", "jsonb"), ("input_key", "text"),
+    ), ("id",)),
+    "competitions": ((
+        ("id", "text"), ("slug", "text"), ("name", "text"), ("sport", "text"), ("timezone", "text"),
+        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"), ("input_key", "text"),
+    ), ("id",)),
+    "topic_seq": ((("topic", "text"), ("last_seq", "bigint")), ("topic",)),
+    "projector_state": ((("part", "text"), ("state", "bytea")), ("part",)),
+}
+
+_json = msgspec.json.Encoder(decimal_format="string", order="deterministic")
+_state = msgspec.msgpack.Encoder(decimal_format="string")
+
+
+def js(value: Any) -> str:
+    return _json.encode(value).decode()
+
+
+def pack(value: Any) -> bytes:
+    return _state.encode(value)
+
+
+def provenance(origin: Origin, known_by=None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "source": origin.source, "source_ts": from_us(origin.source_ts), "ingest_ts": from_us(origin.ingest_ts),
+    }
+    if known_by is not None:
+        out["known_by"] = [{"source": s, "source_id": i} for s, i in known_by]
+    return out
+
+
+def _num(value) -> float | None:
+    return None if value is None else float(value)
+
+
+@dataclass
+class RowSet:
+    """Everything one batch writes, per table; `deletes` are keys whose rows must go."""
+
+    rows: dict[str, list[tuple]] = field(default_factory=lambda: {t: [] for t in TABLES})
+    lines_deleted: list[tuple[str, str]] = field(default_factory=list)
+    news_players: list[str] = field(default_factory=list)  # news rewritten whole for these
+    seasons: set[tuple[str, str]] = field(default_factory=set)  # (competition, label) to recompute
+    quotes: list[tuple[str, bytes]] = field(default_factory=list)  # cache parts of book quotes
+
+    def add(self, table: str, row: tuple) -> None:
+        self.rows[table].append(row)
+
+    def count(self) -> int:
+        return sum(len(r) for r in self.rows.values()) + len(self.lines_deleted)
+
+
+# ---- games and markets ----------------------------------------------------------------------
+
+
+def _kickoff_sort(game: GameState, competition: str) -> datetime | None:
+    kickoff = game_field(game, "kickoff")
+    if kickoff is None:
+        return None
+    if kickoff[0] is not None:
+        return from_us(kickoff[0])
+    zone = COMPETITIONS[competition].timezone if competition in COMPETITIONS else "UTC"
+    return datetime.combine(date.fromisoformat(kickoff[1]), time(0), ZoneInfo(zone))
+
+
+def game_row(game: GameState) -> tuple | None:
+    f = {name: value for name, (value, _) in game.fields.items()}
+    needed = ("name", "sport", "competition", "home_team_id", "away_team_id")
+    if game.origin is None or any(f.get(n) is None for n in needed):
+        return None
+    kickoff_sort = _kickoff_sort(game, f["competition"])
+    if kickoff_sort is None:
+        return None  # a game with neither time nor day cannot be listed in kickoff order
+    kickoff_at, kickoff_date = f.get("kickoff") or (None, None)
+    p = game.play
+    state = (
+        (p.status, p.score_home, p.score_away, p.period, p.clock, p.possession, p.last_play, js(provenance(p.origin)))
+        if p is not None else ("scheduled", None, None, None, None, None, None, None)
+    )
+    return (
+        game.game_id, f["name"], f["sport"], f["competition"], f.get("season"), f.get("week"), f.get("season_type"),
+        opt_dt(kickoff_at), None if kickoff_date is None else date.fromisoformat(kickoff_date), kickoff_sort,
+        f.get("venue"), bool(f.get("neutral_site")), f["home_team_id"], f["away_team_id"], *state,
+        game.origin.source, from_us(game.as_of), js(provenance(game.origin, game.known_by)), game.seq,
+    )
+
+
+def game_search_row(game: GameState) -> tuple:
+    f = {name: value for name, (value, _) in game.fields.items()}
+    kickoff_at, kickoff_date = f.get("kickoff") or (None, None)
+    context = {
+        "home_team_id": f.get("home_team_id"), "away_team_id": f.get("away_team_id"), "season": f.get("season"),
+        "week": f.get("week"), "kickoff_at": opt_dt(kickoff_at), "kickoff_date": kickoff_date,
+    }
+    return (game.game_id, "game", f["name"], f.get("competition"), js(context), normalise(f["name"]),
+            from_us(game.as_of))
+
+
+def market_row(m: MarketState) -> tuple:
+    main = m.lines.get(m.main_key) if m.main_key is not None else None
+    books = main.consensus.books if main is not None and main.consensus is not None else 0
+    return (
+        m.market_id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name[0] if m.name else None,
+        m.status, m.reason, main.point if main is not None else None, books, m.origin.source, from_us(m.as_of),
+        js(provenance(m.origin)), m.seq,
+    )
+
+
+def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -> tuple:
+    c = line.consensus
+    eligible = eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us)
+    probabilities: dict[str, tuple[float, ...] | None] = {
+        DEFAULT_METHOD: tuple(o.probability for o in c.outcomes)
+    }
+    notes: dict[str, dict] = {DEFAULT_METHOD: {"books": c.books, "flags": [], "message": None, "parameter": None}}
+    for method in METHODS:
+        if method != DEFAULT_METHOD:
+            probabilities[method], notes[method] = method_consensus(eligible, method)
+    outcomes = [
+        {
+            "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),
+            "price": o.price,
+            "probability": {
+                method: (None if probabilities[method] is None else probabilities[method][i]) for method in METHODS
+            },
+        }
+        for i, o in enumerate(c.outcomes)
+    ]
+    source = ", ".join(c.sources)
+    prov = {"source": source, "source_ts": from_us(c.as_of), "ingest_ts": from_us(c.ingest_ts)}
+    return (
+        m.market_id, key, line.point, key == m.main_key, c.books, c.hold, js(outcomes), js(notes), source,
+        from_us(c.as_of), js(prov),
+    )
+
+
+def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool, blob: bytes) -> tuple:
+    outcomes = [
+        {"selection": o.selection, "name": o.name, "participant_id": o.participant_id, "price": o.price,
+         "price_format": o.price_format, "point": o.point}
+        for o in q.outcomes
+    ]
+    o = q.origin
+    return (
+        m.market_id, key, q.book, q.kind, suspended, js(outcomes), o.source, from_us(o.source_ts), o.event_id,
+        q.book_name, from_us(o.ingest_ts), m.game_id, blob,
+    )
+
+
+def _game_changes(old: GameState | None, new: GameState, out: RowSet, window_us: int) -> None:
+    from projections.consensus import is_suspended
+
+    header_changed = old is None or (
+        old.fields is not new.fields or old.origin is not new.origin or old.known_by is not new.known_by
+        or old.play is not new.play or old.as_of != new.as_of or old.seq != new.seq
+    )
+    if header_changed:
+        row = game_row(new)
+        if row is not None:
+            out.add("games", row)
+            out.add("search_index", game_search_row(new))
+            season = game_field(new, "season")
+            if season is not None:
+                out.seasons.add((game_field(new, "competition"), season))
+        out.add("projector_state", ("g:" + new.game_id, pack(msgspec.structs.replace(new, markets={}))))
+        if old is None or old.seq != new.seq:
+            out.add("topic_seq", (game_topic(new.game_id), new.seq))
+    old_markets = old.markets if old is not None else {}
+    for market_id, m in new.markets.items():
+        before = old_markets.get(market_id)
+        if before is m:
+            continue
+        out.add("projector_state", ("m:" + market_id, pack(msgspec.structs.replace(m, lines={}))))
+        if m.origin is None:
+            continue  # not quoted yet: nothing to serve
+        out.add("markets", market_row(m))
+        if before is None or before.seq != m.seq:
+            out.add("topic_seq", (market_topic(market_id), m.seq))
+        suspension_changed = before is None or (
+            before.suspend_all is not m.suspend_all or before.suspend_book is not m.suspend_book
+        )
+        before_lines = before.lines if before is not None else {}
+        before_main = before.main_key if before is not None else None
+        for key in m.lines.keys() | before_lines.keys():
+            line = m.lines.get(key)
+            old_line = before_lines.get(key)
+            was_main, is_main = key == before_main, key == m.main_key
+            if line is old_line and was_main == is_main and not suspension_changed:
+                continue
+            if line is None or line.consensus is None:
+                if old_line is not None and old_line.consensus is not None:
+                    out.lines_deleted.append((market_id, key))
+            elif line is not old_line or was_main != is_main:
+                out.add("market_lines", market_line_row(m, key, line, window_us))
+            if line is None:
+                continue
+            old_books = old_line.books if old_line is not None else {}
+            for book, q in line.books.items():
+                if old_books.get(book) is q and not suspension_changed:
+                    continue
+                blob = pack(q)
+                out.add("book_prices", book_row(m, key, q, is_suspended(q, m.suspend_all, m.suspend_book), blob))
+                out.quotes.append((quote_part(market_id, key, book), blob))
+
+
+def quote_part(market_id: str, key: str, book: str) -> str:
+    return f"q:{market_id}|{key}|{book}"
+
+
+# ---- players --------------------------------------------------------------------------------
+
+
+def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> None:
+    pid = new.player_id
+    f = {name: value for name, (value, _) in new.fields.items()}
+    identity_changed = old is None or (
+        old.fields is not new.fields or old.origin is not new.origin or old.known_by is not new.known_by
+        or old.as_of != new.as_of
+    )
+    if identity_changed and new.origin is not None and f.get("name") and f.get("sport") and f.get("competition"):
+        out.add("players", (
+            pid, f["sport"], f["competition"], f["name"], f.get("position"), f.get("team_id"), new.origin.source,
+            from_us(new.as_of), js(provenance(new.origin, new.known_by)),
+        ))
+        out.add("search_index", (
+            pid, "player", f["name"], f["competition"], js({"position": f.get("position"), "team_id": f.get("team_id")}),
+            normalise(f["name"]), from_us(new.as_of),
+        ))
+    i = new.injury
+    if i is not None and (old is None or old.injury is not i):
+        out.add("injuries", (
+            pid, i.team_id, i.status, i.roster_status, i.detail, i.secondary_detail, i.practice, i.game_day, i.season,
+            i.week, i.game_id, opt_dt(i.reported_at), i.origin.source, from_us(i.origin.source_ts),
+            js(provenance(i.origin)),
+        ))
+    old_availability = old.availability if old is not None else {}
+    for source, a in new.availability.items():
+        if old_availability.get(source) is not a:
+            out.add("availability", (
+                pid, source, a.status, a.game_id, a.season, a.week, from_us(a.origin.source_ts),
+                js(provenance(a.origin)),
+            ))
+    if old is None or old.news is not new.news:
+        out.news_players.append(pid)
+        for n in new.news:
+            out.add("news", (
+                pid, n.origin.event_id, n.kind, n.headline, opt_dt(n.published_at), n.origin.source,
+                from_us(n.origin.source_ts), js(provenance(n.origin)),
+            ))
+    old_lines = old.lines if old is not None else {}
+    if old is None or old.lines is not new.lines:
+        touched = set()
+        for key, line in new.lines.items():
+            if old_lines.get(key) is line:
+                continue
+            touched.add(season_lines.season_key(line))
+            if line.game_id is not None:
+                out.add("stat_lines", (
+                    f"{pid}|game|{key}", pid, line.team_id, line.game_id, line.season, line.week, line.season_type,
+                    "total", js(line.stats), line.origin.source, from_us(line.origin.source_ts),
+                    js(provenance(line.origin)),
+                ))
+        groups = season_lines.group(new.lines.values())
+        for skey in sorted(touched):
+            lines = groups[skey]
+            source, season, season_type = skey
+            total = season_lines.totals(lines)
+            as_of = max(g.origin.source_ts for g in lines)
+            prov = {"source": source, "source_ts": from_us(as_of),
+                    "ingest_ts": from_us(max(g.origin.ingest_ts for g in lines))}
+            team = season_lines.latest(lines).team_id
+            for basis, stats in (("total", total), ("per_game", season_lines.per_game(total, len(lines)))):
+                out.add("stat_lines", (
+                    f"{pid}|season|{source}|{season}|{season_type}|{basis}", pid, team, None, season, None,
+                    season_type or None, basis, js(stats), source, from_us(as_of), js(prov),
+                ))
+    out.add("projector_state", ("p:" + pid, pack(new)))
+
+
+# ---- teams ----------------------------------------------------------------------------------
+
+
+def _team_changes(new: TeamState, out: RowSet) -> None:
+    f = {name: value for name, (value, _) in new.fields.items()}
+    if new.origin is not None and f.get("name") and f.get("sport") and f.get("competition"):
+        out.add("teams", (
+            new.team_id, f["sport"], f["competition"], f["name"], f.get("abbreviation"), js(list(new.aliases)),
+            new.origin.source, from_us(new.as_of), js(provenance(new.origin, new.known_by)),
+        ))
+        context = {"competition": f["competition"], "abbreviation": f.get("abbreviation")}
+        out.add("search_index", (
+            new.team_id, "team", f["name"], f["competition"], js(context),
+            normalise(f["name"], f.get("abbreviation"), *new.aliases), from_us(new.as_of),
+        ))
+    out.add("projector_state", ("t:" + new.team_id, pack(new)))
+
+
+# ---- sports and competitions (commutative across keys) ----------------------------------------
+
+
+def reference_rows(refs: dict[tuple[str, str], Origin], out: RowSet) -> None:
+    """Sports and competitions named by the batch's events, each as of its newest input.
+    Upserts keep the row with the greatest `input_key`, so batch order never matters."""
+    for (kind, slug), origin in sorted(refs.items()):
+        prov = {"source": REGISTRY_SOURCE, "source_ts": from_us(origin.source_ts),
+                "ingest_ts": from_us(origin.ingest_ts)}
+        input_key = f"{origin.source_ts:020d}|{origin.event_id}"
+        as_of = from_us(origin.source_ts)
+        if kind == "sport":
+            name = SPORTS[slug].name if slug in SPORTS else slug.replace("_", " ").title()
+            out.add("sports", (sport_id(slug), slug, name, REGISTRY_SOURCE, as_of, js(prov), input_key))
+        else:
+            c = COMPETITIONS.get(slug)
+            name, sport, zone = (c.name, c.sport, c.timezone) if c else (slug, "", "UTC")
+            out.add("competitions", (competition_id(slug), slug, name, sport, zone, REGISTRY_SOURCE, as_of,
+                                     js(prov), input_key))
+            out.add("search_index", (competition_id(slug), "competition", name, slug, js({"sport": sport}),
+                                     normalise(name, slug), as_of))
+
+
+def season_ids(pairs: set[tuple[str, str]]) -> list[tuple[str, str, str, int | None]]:
+    out = []
+    for competition, label in sorted(pairs):
+        year = int(label[:4]) if label[:4].isdigit() else None
+        out.append((season_id(competition, label), competition, label, year))
+    return out
+
+
+# ---- the batch --------------------------------------------------------------------------------
+
+
+def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[str, str], Origin],
+               window_us: int) -> RowSet:
+    """Rows for every key the batch touched (`start`: each key's state before the batch)."""
+    out = RowSet()
+    for key, old in start.items():
+        new = states.get(key)
+        if new is None or new is old:
+            continue
+        if isinstance(new, GameState):
+            _game_changes(old, new, out, window_us)
+        elif isinstance(new, PlayerState):
+            _player_changes(old, new, out)
+        else:
+            _team_changes(new, out)
+    reference_rows(refs, out)
+    return out
+
+
+def decode_part(part: str, blob: bytes):
+    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState, "q": BookQuote}[part[0]]
+    return msgspec.msgpack.decode(blob, type=kind)
+
+
+__all__ = ["TABLES", "RowSet", "batch_rows", "decode_part", "season_ids", "quote_part", "point_of"]

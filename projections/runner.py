@@ -1,0 +1,202 @@
+"""`svc projector run`: the long-running projector of both datasets.
+
+Start-up, in order: topics exist; per dataset the log epoch is read and the read models are
+checked against it (stale -> rebuild from offset 0 and swap); state is loaded (rocksdict cache
+if its watermark matches Postgres, else Postgres); the outbox relay starts. Then the fast
+aiokafka path catches up and keeps following the log while the faust worker joins its group;
+once faust has its partitions the catch-up stops, faust resumes at the tracked offsets and the
+agents carry the live path. A watchdog exits (for the supervisor to restart us) when the log
+epoch changes under us, for instance when the embedded broker was restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from infra.db import connect
+from infra.kafka import make_producer
+from infra.log_epoch import ensure_epoch, read_epoch
+from infra.settings import Settings
+from infra.topics import ensure_topics
+from projections.faust_app import build_app
+from projections.lag import group_name
+from projections.log_ends import log_end_offsets
+from projections.outbox import OutboxRelay
+from projections.projector import DatasetProjector
+from projections.rebuild import rebuild, stale_reason
+from projections.replay import catch_up
+from schemas.datasets import DATASETS, WIRE_DELTAS, Dataset, pg_schema, topic_name
+
+log = logging.getLogger("projections.runner")
+WATCH_EVERY = 5.0
+EXIT_LOG_CHANGED = 3
+
+
+@dataclass
+class Lane:
+    """One dataset's projector with its connections, relay and catch-up task."""
+
+    projector: DatasetProjector
+    conn: asyncpg.Connection
+    relay_conn: asyncpg.Connection
+    relay: OutboxRelay
+    tasks: list[asyncio.Task] = field(default_factory=list)
+    catch_up_stop: asyncio.Event = field(default_factory=asyncio.Event)
+    catch_up_task: asyncio.Task | None = None
+
+
+class Projector:
+    def __init__(self, settings: Settings, datasets: tuple[Dataset, ...] = DATASETS) -> None:
+        self.settings = settings
+        self.datasets = datasets
+        self.lanes: dict[str, Lane] = {}
+        self.stop = asyncio.Event()
+        self.exit_code = 0
+        self.ready = asyncio.Event()
+        self.producer = None
+        self.app = None
+
+    async def prepare(self) -> None:
+        s = self.settings
+        await ensure_topics(s)
+        self.producer = make_producer(s, linger_ms=1)
+        await self.producer.start()
+        for dataset in self.datasets:
+            self.lanes[dataset] = await self._prepare_lane(dataset)
+
+    async def _prepare_lane(self, dataset: Dataset) -> Lane:
+        s = self.settings
+        started = time.monotonic()
+        conn = await connect(s.require_database())
+        relay_conn = await connect(s.require_database())
+        epoch = await ensure_epoch(s, dataset)
+        projector = DatasetProjector(s, dataset)
+        ends = await log_end_offsets(s, projector.topics)
+        reason = await stale_reason(conn, pg_schema(dataset), epoch, ends)
+        if reason is not None:
+            log.warning("%s: read models are stale (%s): rebuilding from offset 0", dataset, reason)
+            lock_conn = await connect(s.require_database())
+            try:
+                result = await rebuild(s, dataset, conn, lock_conn, new_log=True)
+            finally:
+                await lock_conn.close()
+            log.warning("%s: rebuilt from %d records (generation %d)", dataset, result.records, result.generation)
+        await projector.open(conn, epoch)
+        relay = OutboxRelay(relay_conn, pg_schema(dataset), topic_name(dataset, WIRE_DELTAS, s.topic_namespace),
+                            self.producer)
+        projector.relay = relay
+        lane = Lane(projector, conn, relay_conn, relay)
+        lane.tasks.append(asyncio.create_task(relay.run(), name=f"relay-{dataset}"))
+        log.info("%s: prepared in %.2fs (state from %s)", dataset, time.monotonic() - started,
+                 projector.stats.loaded_from)
+        return lane
+
+    def start_catch_up(self) -> None:
+        for lane in self.lanes.values():
+            lane.catch_up_task = asyncio.create_task(
+                catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop),
+                name=f"catch-up-{lane.projector.dataset}",
+            )
+            lane.catch_up_task.add_done_callback(self._task_done)
+
+    async def hand_over(self) -> None:
+        """Called by faust before it resumes: stop the catch-up, let it finish its batch."""
+        await self.ready.wait()
+        for lane in self.lanes.values():
+            lane.catch_up_stop.set()
+        await asyncio.gather(*(lane.catch_up_task for lane in self.lanes.values() if lane.catch_up_task))
+
+    async def apply(self, projector: DatasetProjector, records: list) -> None:
+        lane = self.lanes[projector.dataset]
+        try:
+            await projector.apply(lane.conn, records)
+        except Exception:
+            log.exception("%s: a batch failed; exiting for a clean restart", projector.dataset)
+            self.exit_code = 1
+            self.stop.set()
+            raise
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.error("%s failed: %r; exiting for a clean restart", task.get_name(), exc)
+            self.exit_code = 1
+            self.stop.set()
+
+    async def watch(self) -> None:
+        """Exit when the log under us changed (a new broker, or recreated topics)."""
+        misses = 0
+        while not self.stop.is_set():
+            await asyncio.sleep(WATCH_EVERY)
+            for dataset, lane in self.lanes.items():
+                try:
+                    epoch = await asyncio.wait_for(read_epoch(self.settings, dataset), WATCH_EVERY)
+                    misses = 0
+                except Exception as exc:
+                    misses += 1
+                    log.warning("cannot read the log epoch (%r)", exc)
+                    if misses < 3:
+                        continue
+                    epoch = None
+                if epoch != lane.projector.epoch:
+                    log.error("%s: the log epoch is now %s, the read models' is %s: exiting to rebuild",
+                              dataset, epoch, lane.projector.epoch)
+                    self.exit_code = EXIT_LOG_CHANGED
+                    self.stop.set()
+                    return
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop.set)
+        started = time.monotonic()
+        await self.prepare()
+        self.start_catch_up()
+        self.ready.set()
+        self.app = build_app(
+            self.settings, group_name(self.settings), {d: lane.projector for d, lane in self.lanes.items()},
+            self.apply, self.hand_over,
+        )
+        faust_start = asyncio.create_task(self.app.start(), name="faust")
+        faust_start.add_done_callback(self._task_done)
+        watchdog = asyncio.create_task(self.watch(), name="watchdog")
+        log.info("projector running (start-up %.2fs)", time.monotonic() - started)
+        await self.stop.wait()
+        watchdog.cancel()
+        await self.shutdown()
+        return self.exit_code
+
+    async def shutdown(self) -> None:
+        for lane in self.lanes.values():
+            lane.catch_up_stop.set()
+        if self.app is not None:
+            try:
+                await asyncio.wait_for(self.app.stop(), 15)
+            except Exception as exc:
+                log.warning("faust did not stop cleanly: %r", exc)
+        for lane in self.lanes.values():
+            if lane.catch_up_task is not None:
+                try:
+                    await asyncio.wait_for(lane.catch_up_task, 10)
+                except BaseException:
+                    pass
+            await lane.relay.drain(5)
+            for task in lane.tasks:
+                task.cancel()
+            lane.projector.close()
+            for conn in (lane.conn, lane.relay_conn):
+                await conn.close()
+        if self.producer is not None:
+            await self.producer.stop()
+
+
+def run_projector(settings: Settings) -> int:
+    return asyncio.run(Projector(settings).run())

@@ -1,0 +1,221 @@
+"""The projector's working state: one immutable value per log key (game, player, team).
+
+Reducers never mutate a state; they return a new one that shares every unchanged part with
+the old. That makes change detection an identity test (`old.part is new.part`), which is how the
+batch core finds the rows to write. Times are epoch microseconds (see `event_time`).
+State depends only on events of its own key, so a live run and a rebuild agree exactly.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from projections.event_time import Stamp
+
+KnownBy = tuple[tuple[str, str], ...]  # sorted (source, source_id) pairs
+Fields = dict[str, tuple[Any, Stamp]]  # field -> (value, stamp of the newest event that set it)
+
+
+class Origin(msgspec.Struct, frozen=True, array_like=True):
+    """Provenance of one input event."""
+
+    source: str
+    source_ts: int
+    ingest_ts: int
+    event_id: str
+
+    @property
+    def stamp(self) -> Stamp:
+        return (self.source_ts, self.event_id)
+
+
+# ---- games and markets (key: game_id) -----------------------------------------------------
+
+
+class Play(msgspec.Struct, frozen=True, array_like=True):
+    """A game's state as of its newest GameStateChanged."""
+
+    status: str
+    score_home: int | None
+    score_away: int | None
+    period: str | None
+    clock: str | None
+    possession: str | None
+    last_play: str | None
+    origin: Origin
+
+
+class QuotedOutcome(msgspec.Struct, frozen=True, array_like=True):
+    selection: str
+    name: str
+    participant_id: str | None
+    price: Decimal
+    price_format: str
+    point: Decimal | None
+
+
+class BookQuote(msgspec.Struct, frozen=True, array_like=True):
+    """One book's newest prices for one line."""
+
+    book: str
+    book_name: str | None
+    kind: str
+    origin: Origin
+    outcomes: tuple[QuotedOutcome, ...]  # canonical selection order
+    # decimal odds aligned with `outcomes`; None when the quote cannot price the line (a bad
+    # price, a repeated selection, an outcome at another point, fewer than two outcomes)
+    odds: tuple[float, ...] | None
+    selections: tuple[str, ...]
+
+
+class ConsensusOutcome(msgspec.Struct, frozen=True, array_like=True):
+    selection: str
+    name: str
+    participant_id: str | None
+    point: Decimal | None
+    price: float  # median decimal price across eligible books
+    probability: float  # median no-vig probability (default method), renormalised
+
+
+class Consensus(msgspec.Struct, frozen=True, array_like=True):
+    """A line's consensus under the default devig method, as deltas show it."""
+
+    books: int
+    hold: float
+    outcomes: tuple[ConsensusOutcome, ...]
+    as_of: int  # newest eligible quote
+    ingest_ts: int
+    sources: tuple[str, ...]
+
+    @property
+    def visible(self) -> tuple:
+        return (self.books, self.hold, self.outcomes)
+
+
+class LineState(msgspec.Struct, frozen=True, array_like=True):
+    point: Decimal | None
+    books: dict[str, BookQuote]
+    consensus: Consensus | None = None  # derived from `books` and the market's suspensions
+
+
+class Suspension(msgspec.Struct, frozen=True, array_like=True):
+    stamp: Stamp
+    suspended: bool
+    reason: str | None
+
+
+class MarketState(msgspec.Struct, frozen=True, array_like=True):
+    market_id: str
+    game_id: str
+    kind: str
+    type: str
+    period: str
+    participant_id: str | None
+    origin: Origin | None  # the first quote (least stamp), the origin of its identity; None before one
+    as_of: int = 0
+    name: tuple[str, Stamp] | None = None
+    suspend_all: Suspension | None = None  # newest market-wide suspend/reopen
+    suspend_book: dict[str, Suspension] = {}  # newest per-book suspend/reopen
+    lines: dict[str, LineState] = {}
+    # derived from the lines
+    main_key: str | None = None
+    status: str = "open"
+    reason: str | None = None
+    seq: int = 0  # last seq handed out on `market:<market_id>`
+
+
+class GameState(msgspec.Struct, frozen=True, array_like=True):
+    game_id: str
+    fields: Fields = {}
+    origin: Origin | None = None  # the least-stamped GameScheduled: the game's identity
+    known_by: KnownBy = ()
+    play: Play | None = None
+    as_of: int = 0
+    seq: int = 0  # last seq handed out on `game:<game_id>`
+    markets: dict[str, MarketState] = {}
+
+    @property
+    def scheduled(self) -> bool:
+        return self.origin is not None
+
+
+# ---- players (key: player_id) -------------------------------------------------------------
+
+
+class InjuryReport(msgspec.Struct, frozen=True, array_like=True):
+    order: tuple[int, int, int, str]  # (season, week, source_ts, event_id): newest wins
+    team_id: str | None
+    status: str | None
+    roster_status: str | None
+    detail: str | None
+    secondary_detail: str | None
+    practice: str | None
+    game_day: str | None
+    season: int
+    week: int | None
+    game_id: str | None
+    reported_at: int | None
+    origin: Origin
+
+
+class Availability(msgspec.Struct, frozen=True, array_like=True):
+    order: tuple[int, int, int, str]
+    status: str
+    game_id: str | None
+    season: int
+    week: int | None
+    origin: Origin
+
+
+class NewsItem(msgspec.Struct, frozen=True, array_like=True):
+    order: tuple[int, str]  # (published_at or source_ts, event_id): newest first
+    kind: str
+    headline: str
+    published_at: int | None
+    origin: Origin
+
+
+class GameLine(msgspec.Struct, frozen=True, array_like=True):
+    """A player's stats in one game from one source (the newest version of it)."""
+
+    team_id: str | None
+    game_id: str | None
+    season: str
+    week: int | None
+    season_type: str | None
+    stats: dict[str, int | Decimal]
+    origin: Origin
+
+
+class PlayerState(msgspec.Struct, frozen=True, array_like=True):
+    player_id: str
+    fields: Fields = {}
+    origin: Origin | None = None  # the least-stamped PlayerRegistered
+    known_by: KnownBy = ()
+    as_of: int = 0
+    injury: InjuryReport | None = None
+    availability: dict[str, Availability] = {}  # per source
+    news: tuple[NewsItem, ...] = ()  # newest first, at most NEWS_KEPT
+    lines: dict[str, GameLine] = {}  # per (source, season, season_type, week, game)
+
+    @property
+    def registered(self) -> bool:
+        return self.origin is not None
+
+
+# ---- teams (key: team_id) -----------------------------------------------------------------
+
+
+class TeamState(msgspec.Struct, frozen=True, array_like=True):
+    team_id: str
+    fields: Fields = {}
+    aliases: tuple[str, ...] = ()
+    origin: Origin | None = None
+    known_by: KnownBy = ()
+    as_of: int = 0
+
+
+KeyState = GameState | PlayerState | TeamState
