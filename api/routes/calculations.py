@@ -14,7 +14,7 @@ from litestar import Request, Response, post
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
-from litestar.params import Body
+from litestar.params import Body, FromPath
 
 from api import calc_run
 from api.calc_examples import SUMMARIES, request_example, response_example
@@ -42,17 +42,17 @@ DESCRIPTIONS = {
 }
 
 
-_UNKNOWN_FIELD = re.compile(r"unknown field `([^`]+)`")
+_NAMED_FIELD = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
 
 
 def _on_validation(request: Request, exc: ValidationException) -> Response:
-    """As the app's handler, but an unknown field is named itself (`legs[0].zzz`), not its parent."""
+    """As the app's handler, but an unknown or missing field is named itself (`legs[0].zzz`), not its parent."""
     param, message = _validation_param(exc)
     if "matching regex" in message:  # the number pattern is for machines; say it in words
         message = 'Expected a number, or a string holding one (e.g. "1.91", "-110", "10/11" or "evens")'
-    unknown = _UNKNOWN_FIELD.search(message)
-    if unknown:
-        param = unknown.group(1) if param in (None, "data", "body") else f"{param}.{unknown.group(1)}"
+    named = _NAMED_FIELD.search(message)
+    if named:
+        param = named.group(1) if param in (None, "data", "body") else f"{param}.{named.group(1)}"
     detail = f"Invalid value for '{param}': {message}" if param else message
     return problem_response(request, "invalid_request", detail, param)
 
@@ -93,7 +93,7 @@ def _route(name: str):
     include_in_schema=False,
     opt={"operation": "calculations.unknown", "scope": None, "price": 0},
 )
-async def unknown_calculation(name: str) -> None:
+async def unknown_calculation(name: FromPath[str]) -> None:
     raise ProblemError(
         "not_found", f"There is no calculation named {name[:64]!r}. Calculations: {', '.join(NAMES)}.", param="name"
     )

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 from litestar import get
-from litestar.params import Parameter
+from litestar.params import PathParameter
 
 from api.conventions import RG_LINE, page
 from api.openapi import problem_responses
@@ -71,7 +71,7 @@ async def list_formulas() -> FormulaList:
     tags=["formulas"],
 )
 async def get_formula(
-    card_id: Annotated[str, Parameter(description="Card ID, optionally with `@version`", max_length=100)],
+    card_id: Annotated[str, PathParameter(description="Card ID, optionally with `@version`", max_length=100)],
 ) -> Formula:
     card = cards.get(card_id)
     if card is None:

@@ -21,6 +21,9 @@ from projections.odds.exact import InvalidInput, round_half_even
 PRECISION = 50
 CONVERGED = Fraction(1, 10**12)
 _NEWTON_STOP = Decimal("1e-45")
+# the smallest solved probability kept as it is: the power method can give e.g. 1e-27000000, whose
+# exact rational would have a 27-million-digit denominator
+_FLOOR = Decimal("1e-100")
 _NEWTON_STEPS = 60
 
 PARAMETER_NAMES: dict[str, str | None] = {
@@ -117,6 +120,7 @@ def _messages(method: str, probabilities: list[Fraction], parameter: Fraction | 
 def _solved(method: str, implied: list[Fraction], total: Fraction, decimal_odds: Sequence[Fraction]):
     with localcontext() as ctx:
         ctx.prec = PRECISION
+        ctx.Emin, ctx.Emax = -10_000, 10_000  # underflow early: tiny powers need no million-digit zeros
         pi = [Decimal(p.numerator) / Decimal(p.denominator) for p in implied]
         s = Decimal(total.numerator) / Decimal(total.denominator)
         if method == "shin" and len(pi) == 2:
@@ -125,11 +129,17 @@ def _solved(method: str, implied: list[Fraction], total: Fraction, decimal_odds:
             z = (total - 1) * (diff2 - total) / (total * (diff2 - 1))
             zd = Decimal(z.numerator) / Decimal(z.denominator)
             q = [4 * p * p / s for p in pi]
-            return [Fraction(_shin_term(zd, qi)[0]) for qi in q], z
+            return [_fraction(_shin_term(zd, qi)[0]) for qi in q], z
         guess = devig_floats(method, [float(d) for d in decimal_odds]).parameter
         probabilities_at, excess = _EQUATIONS[method](pi, s)
         x = _newton(excess, Decimal(repr(guess)))
-        return [Fraction(p) for p in probabilities_at(x)], Fraction(x)
+        return [_fraction(p) for p in probabilities_at(x)], Fraction(x)
+
+
+def _fraction(p: Decimal) -> Fraction:
+    """A solved probability as a rational; one below 1e-100, or one that underflowed to zero, is
+    reported as 1e-100, keeping it positive, as these methods guarantee."""
+    return Fraction(p if abs(p) >= _FLOOR else _FLOOR.copy_sign(p))
 
 
 def _newton(excess: Callable[[Decimal], tuple[Decimal, Decimal]], x: Decimal) -> Decimal:

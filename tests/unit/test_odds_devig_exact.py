@@ -130,3 +130,20 @@ def test_parameter_solves_its_equation(method):
             assert q / (1 - q) == pytest.approx(pi / (1 - pi) / x, rel=1e-12)
         else:
             assert math.sqrt(float(total) * (x * q + (1 - x) * q * q)) == pytest.approx(pi, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_extreme_markets_answer_quickly(method):
+    """Power's k reaches millions when one price is 1.000001: the tiny probabilities it gives must
+    not become million-digit rationals (a request that never ends)."""
+    import time
+
+    for odds in ([F(1000001, 1000000)] * 100, [F(1000001, 1000000)] + [F(1000001)] * 99,
+                 [F(1000001, 1000000), F(1000001, 1000000), F(31, 10)], [F(1000001)] * 2):
+        started = time.perf_counter()
+        result = devig(method, odds)
+        assert time.perf_counter() - started < 0.5
+        assert result.converged
+        assert abs(sum(result.probabilities) - 1) <= F(1, 10**12)
+        if method in ("power", "shin", "odds_ratio"):
+            assert result.in_range  # positive by construction, however small
