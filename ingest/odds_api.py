@@ -65,7 +65,7 @@ class OddsEvent(msgspec.Struct):
 
 class Historical(msgspec.Struct):
     timestamp: datetime
-    data: list[msgspec.Raw] | msgspec.Raw
+    data: msgspec.Raw  # a list of events (odds) or one event (event odds)
     previous_timestamp: datetime | None = None
     next_timestamp: datetime | None = None
 
@@ -84,6 +84,7 @@ class WholeEvent(msgspec.Struct):
 
 
 _top = msgspec.json.Decoder(list[msgspec.Raw] | Historical)
+_many = msgspec.json.Decoder(list[msgspec.Raw])
 _event = msgspec.json.Decoder(OddsEvent)
 _whole = msgspec.json.Decoder(WholeEvent)
 _book = msgspec.json.Decoder(OddsBook)
@@ -98,8 +99,8 @@ def parse(path: Path, ingest_ts: datetime, price_format: str = "auto") -> Parsed
         raise FormatError(f"{path.name}: not an Odds API odds response: {exc}") from None
     if isinstance(top, Historical):
         # the historical endpoints wrap the response with the snapshot time
-        many = isinstance(top.data, list)
-        elements = top.data if many else [top.data]
+        many = bytes(top.data).lstrip()[:1] == b"["
+        elements = _many.decode(top.data) if many else [top.data]
         paths = [f"$.data[{i}]" for i in range(len(elements))] if many else ["$.data"]
         snapshot: datetime | None = top.timestamp
     else:

@@ -98,6 +98,9 @@ def build_day(samples: Path, ingest_ts: datetime) -> Day:
             # the real stat lines, published once the simulated game is over
             ingame.append(msgspec.structs.replace(e, source_ts=finals[e.game_id] + STATS_AFTER_FINAL))
     ingame.sort(key=lambda e: e.source_ts)
+    # the simulation stamps its events with their own time; they are taken in now
+    ingame = [e if e.source != SOURCE else msgspec.structs.replace(e, ingest_ts=ingest_ts) for e in ingame]
+    pregame = [e if e.source != SOURCE else msgspec.structs.replace(e, ingest_ts=ingest_ts) for e in pregame]
     claims = [
         GameClaim(nflverse_games.SOURCE, g.source_id, "nfl", g.home_team_id, g.away_team_id, g.kickoff_at,
                   g.kickoff_date, g.season, g.week)
