@@ -65,7 +65,7 @@ def test_parlay_needs_two_legs_and_known_statuses():
     assert info.value.field == "legs[1].status"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(odds, st.sampled_from(["open", "won", "push", "void"])), min_size=2, max_size=8), stake)
 def test_parlay_equals_the_product_of_counting_legs(legs, s):
     result = bets.parlay(legs, s)
@@ -94,7 +94,7 @@ def test_expected_value_is_the_average_over_win_and_loss(d, p):
     assert (result.edge > 0) == (result.probability_edge > 0)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(odds, st.fractions(min_value=F(1, 100), max_value=1, max_denominator=100),
        st.fractions(min_value=F(1, 100), max_value=1, max_denominator=100))
 def test_kelly_is_zero_at_no_edge(d, multiplier, cap):
@@ -103,7 +103,7 @@ def test_kelly_is_zero_at_no_edge(d, multiplier, cap):
     assert result.edge == 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(odds, probability, st.fractions(min_value=F(1, 100), max_value=1, max_denominator=100),
        st.fractions(min_value=F(1, 100), max_value=1, max_denominator=100))
 def test_kelly_scales_clamps_and_caps(d, p, multiplier, cap):
@@ -139,7 +139,7 @@ def test_kelly_refuses_bad_settings():
     assert info.value.field == "probability"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(odds, min_size=2, max_size=8), stake)
 def test_arbitrage_stakes_pay_the_same_on_every_outcome(prices, total):
     result = bets.arbitrage(prices, total)

@@ -49,7 +49,7 @@ def test_probabilities_sum_to_one_far_below_the_contract(method, odds):
     assert abs(sum(result.probabilities) - 1) < F(1, 10**30)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.sampled_from(METHODS), markets)
 def test_agrees_with_the_float_hot_path(method, odds):
     exact_result = devig(method, odds)
@@ -59,7 +59,7 @@ def test_agrees_with_the_float_hot_path(method, odds):
         assert float(exact_result.parameter) == pytest.approx(float_result.parameter, rel=1e-9, abs=1e-12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(markets)
 def test_overround_and_hold_definitions(odds):
     total = sum(1 / d for d in odds)

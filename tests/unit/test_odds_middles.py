@@ -61,7 +61,7 @@ prices = st.fractions(min_value=F(101, 100), max_value=F(10), max_denominator=10
 stakes = st.fractions(min_value=1, max_value=1000, max_denominator=100)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(half_lines, half_lines, prices, prices, stakes, stakes)
 def test_spread_scenarios_cover_every_score_with_the_right_profit(h, a, d1, d2, s1, s2):
     first, second = Position("home", h, d1, s1), Position("away", a, d2, s2)

@@ -127,7 +127,7 @@ decimal_odds = st.fractions(min_value=prices.MIN_DECIMAL_ODDS, max_value=prices.
                             max_denominator=10**9).filter(lambda d: d > 1)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(decimal_odds)
 def test_round_trips_are_exact(d):
     price = prices.from_decimal(d)
