@@ -187,8 +187,9 @@ class ArbitrageResult(msgspec.Struct, kw_only=True):
 
 
 class MiddleScenario(msgspec.Struct, kw_only=True):
-    low: int | None
-    high: int | None
+    # null: unbounded (sent as null, but optional in the schema: OpenAPI examples drop nulls)
+    low: Annotated[int | None, msgspec.Meta(description="Lowest outcome of the range; null: unbounded below")] = None
+    high: Annotated[int | None, msgspec.Meta(description="Highest outcome of the range; null: unbounded above")] = None
     grades: list[Grade]
     profit: float
 

@@ -218,6 +218,30 @@ def test_openapi_documents_every_calculation_with_examples():
     assert "/v1/calculations/{name}" not in document["paths"]
 
 
+def test_openapi_examples_satisfy_their_schemas():
+    import jsonschema_rs  # comes with schemathesis, a test dependency
+
+    document = json.loads(msgspec.json.encode(
+        create_litestar(load_settings(env={}, use_stack=False)).openapi_schema.to_schema()))
+
+    def errors(ref: str, value) -> list[str]:
+        validator = jsonschema_rs.validator_for({"$ref": ref, "components": document["components"]})
+        return [str(e) for e in validator.iter_errors(value)]
+
+    checked = 0
+    for name in NAMES:
+        operation = document["paths"][f"/v1/calculations/{name}"]["post"]
+        request = operation["requestBody"]["content"]["application/json"]["schema"]
+        for example in request["examples"]:
+            assert errors(request["allOf"][0]["$ref"], example) == [], name
+            checked += 1
+        ok = operation["responses"]["200"]["content"]["application/json"]
+        for example in ok["examples"].values():
+            assert errors(ok["schema"]["$ref"], example["value"]) == [], name
+            checked += 1
+    assert checked == 2 * len(NAMES)
+
+
 # --- no input gives a 500 --------------------------------------------------------------------------
 
 scalars = st.one_of(
