@@ -3,7 +3,9 @@
 Events per row: the player (registered as first seen; updated when a later row shows another
 team, position or name) and the injury report, reported at `date_modified`, linked to the
 team's game of that week when the schedule is known (left unlinked otherwise: a report
-stands on its own). `practice_status` is often a line break and spaces inside quotes: blank
+stands on its own). A designation (Questionable, Doubtful, Out) is also a news item written
+from a template ("Patrick Mahomes (ankle) questionable for week 3"), and a player showing up
+with another team a transaction item ("… now with the Denver Broncos"). `practice_status` is often a line break and spaces inside quotes: blank
 after trimming, so no practice status. Game-day status is derived from the designation:
 `Out` means out; the others are undecided until game day (none).
 """
@@ -20,7 +22,7 @@ from ingest import csv_rows
 from ingest.csv_rows import BadValue, Row
 from ingest.identity import UnknownTeam, nfl_team, player_id
 from ingest.records import Identity, Item, Parsed, Record, Rejected, Resolution, WeekGame
-from schemas.events import AnyEvent, InjuryReported, KnownBy, PlayerRegistered, PlayerUpdated
+from schemas.events import AnyEvent, InjuryReported, KnownBy, NewsPublished, PlayerRegistered, PlayerUpdated
 
 NAME = "nflverse-injuries"
 SOURCE = "nflverse"
@@ -28,6 +30,10 @@ COMPETITION = "nfl"
 SPORT = "american_football"
 REQUIRED = ("season", "team", "week", "gsis_id", "full_name", "date_modified")
 GAME_DAY = {"Out": "out"}
+DESIGNATIONS = ("Questionable", "Doubtful", "Out")  # a report status that is news (Note is not)
+INJURY_NEWS = "{name} ({injury}) {designation} for week {week}"
+INJURY_NEWS_NO_DETAIL = "{name} {designation} for week {week}"
+TRANSACTION_NEWS = "{name} now with the {team}"
 
 
 def parse(path: Path, ingest_ts: datetime, rows: list[Row] | None = None) -> Parsed:
@@ -96,14 +102,28 @@ def _row(
             )
         events: list[AnyEvent] = [registered]
         now = (name, position, team.team_id)
-        if now != current.setdefault(gsis, now):
+        before = current.setdefault(gsis, now)
+        if now != before:
             current[gsis] = now
             events.append(PlayerUpdated(
                 source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
                 name=name, position=position, team_id=team.team_id,
             ))
+            if before[2] != team.team_id:
+                events.append(NewsPublished(
+                    source=SOURCE, source_id=report.source_id, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
+                    kind="transaction", headline=TRANSACTION_NEWS.format(name=name, team=team.name)[:200],
+                    published_at=at,
+                ))
         game = res.week_game(query) if query is not None else None
         events.append(report if game is None else _with_game(report, game.game_id))
+        if status in DESIGNATIONS and week is not None:
+            template = INJURY_NEWS if report.detail else INJURY_NEWS_NO_DETAIL
+            headline = template.format(name=name, injury=(report.detail or "").lower(), designation=status.lower(), week=week)
+            events.append(NewsPublished(
+                source=SOURCE, source_id=report.source_id, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
+                kind="injury", headline=" ".join(headline.split())[:200], published_at=at,
+            ))
         return events
 
     return Record(index, location, row.raw, build, week_games=(query,) if query else (),

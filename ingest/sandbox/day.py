@@ -30,8 +30,8 @@ from ingest.sandbox.simulation import SOURCE, GameSpec, Scorer, quote_books, sim
 from ingest.team_aliases import NFL_BY_KEY
 from schemas import natural_keys
 from schemas.events import (
-    AnyEvent, GameScheduled, GameStateChanged, InjuryReported, PlayerRegistered, PlayerUpdated, StatLineRecorded,
-    TeamRegistered, stamp,
+    AnyEvent, GameScheduled, GameStateChanged, InjuryReported, NewsPublished, PlayerRegistered, PlayerUpdated,
+    StatLineRecorded, TeamRegistered, stamp,
 )
 
 DAY = date(2024, 9, 8)
@@ -43,7 +43,7 @@ STATS_AFTER_FINAL = timedelta(minutes=5)
 GAMES_FILE = Path("nflverse") / "games_2023_2025.csv"
 STATS_FILE = Path("nflverse") / "player_stats_2024_weeks01-03.csv"
 INJURIES_FILE = Path("nflverse") / "injuries_2024_weeks01-10.csv"
-REFERENCE = (TeamRegistered, GameScheduled, PlayerRegistered, PlayerUpdated, InjuryReported)
+REFERENCE = (TeamRegistered, GameScheduled, PlayerRegistered, PlayerUpdated, InjuryReported, NewsPublished)
 
 
 @dataclass

@@ -65,7 +65,7 @@ def test_sample_load_and_sandbox_play(settings, topics):
     loaded = svc(settings, "sample", "load", "--json")
     assert loaded.returncode == 0, loaded.stderr
     results = json.loads(loaded.stdout)
-    assert len(results) == 9 and results["test/sandbox pre-game"]["accepted"] == 838
+    assert len(results) == 9 and results["test/sandbox pre-game"]["accepted"] == 939
     assert results["live/nflverse/games_2023_2025.csv"]["accepted"] == 4033
     played = one_summary(svc(settings, "sandbox", "play", "--speed", "max", "--json"))
     assert played["accepted"] == 5176

@@ -16,7 +16,7 @@ from schemas.events import decode, event_key, event_topic
 EXPECTED = {  # file: (records, dead-lettered, events)
     "games_2023_2025.csv": (842, 0, 4033),
     "player_stats_2024_weeks01-03.csv": (935, 0, 1337),
-    "injuries_2024_weeks01-10.csv": (3238, 0, 4430),
+    "injuries_2024_weeks01-10.csv": (3238, 0, 6186),
     "nfl_2021_h2h_decimal.json": (13, 0, 219),
     "nfl_2022_h2h_spreads_totals_american.json": (43, 2, 1695),
     "nfl_2023_draftkings_spreads_american.json": (16, 0, 64),

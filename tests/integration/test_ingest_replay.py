@@ -37,7 +37,7 @@ async def test_export_replay_export_gives_identical_streams(settings, topics, tm
             await ingest(parse(path, datetime.now(timezone.utc)), log)
     first = tmp_path / "first.jsonl"
     counts = await export(settings, "live", first)
-    assert counts == {"lines": 4033 + 1337 + 4430 + 219, "skipped": 0}
+    assert counts == {"lines": 4033 + 1337 + 6186 + 219, "skipped": 0}
     stamps = [datetime.fromisoformat(json.loads(line)["ts"]) for line in first.read_text().splitlines()]
     assert stamps == sorted(stamps)  # merged by record time
 

@@ -21,7 +21,7 @@ from schemas.events import decode
 async def test_sample_load_writes_the_pre_game_then_play_writes_the_day(settings, topics):
     loaded = await load(settings, live=False, test=True)
     pregame = loaded["test/sandbox pre-game"]
-    assert (pregame.records, pregame.accepted, pregame.duplicate) == (838, 838, 0)
+    assert (pregame.records, pregame.accepted, pregame.duplicate) == (939, 939, 0)
     assert [r async for r in read_log(settings, "live")] == []
 
     day = build_day(SAMPLES, datetime.now(timezone.utc))
@@ -32,7 +32,7 @@ async def test_sample_load_writes_the_pre_game_then_play_writes_the_day(settings
     assert (played.accepted, played.duplicate) == (5176 - 5176 // 3, 5176 // 3)
 
     events = [decode(r.value) async for r in read_log(settings, "test")]
-    assert len(events) == 838 + 5176 == len({e.event_id for e in events})
+    assert len(events) == 939 + 5176 == len({e.event_id for e in events})
     finals = [e for e in events if type(e).__name__ == "GameStateChanged" and e.status == "final"]
     assert len(finals) == 13
     assert Counter(e.source for e in events)["svc simulation"] > 4000

@@ -15,7 +15,7 @@ from ingest.records import FormatError
 from ingest.resolution import MemoryResolver
 from schemas import natural_keys
 from schemas.events import (
-    GameRescheduled, GameScheduled, GameStateChanged, InjuryReported, PlayerRegistered, PriceQuoted,
+    GameRescheduled, GameScheduled, GameStateChanged, InjuryReported, NewsPublished, PlayerRegistered, PriceQuoted,
     StatLineRecorded, TeamRegistered, decode, encode,
 )
 
@@ -223,3 +223,15 @@ def test_teams_once_per_file(resolver_with_games):
     assert len({t.team_id for t in teams}) == 32 == len(teams)
     was = next(t for t in teams if t.abbreviation == "WAS")
     assert was.name == "Washington Commanders" and "Washington Football Team" in was.aliases
+
+
+def test_designations_and_team_changes_are_news(resolver_with_games):
+    resolver, _ = resolver_with_games
+    c = collect(nflverse_injuries.parse(SAMPLES / "injuries_2024_weeks01-10.csv", NOW).items, resolver)
+    news = [e for e in c.events if isinstance(e, NewsPublished)]
+    assert Counter(n.kind for n in news) == {"injury": 1750, "transaction": 6}  # 923 Q + 717 Out + 110 D
+    assert news[0].headline == "Jonah Williams (knee) out for week 1"
+    assert news[0].published_at == news[0].source_ts == datetime(2024, 9, 8, 18, 35, 57, tzinfo=timezone.utc)
+    adams = [n for n in news if n.kind == "transaction" and n.headline.startswith("Davante Adams")]
+    assert [n.headline for n in adams] == ["Davante Adams now with the New York Jets"]
+    assert all("\n" not in n.headline and len(n.headline) <= 200 for n in news)

@@ -16,8 +16,8 @@ from ingest.sandbox.books import BOOKS
 from ingest.sandbox.day import DAY, build_day
 from ingest.sandbox.simulation import SCORE_VALUES, SOURCE, split_score
 from schemas.events import (
-    GameScheduled, GameStateChanged, InjuryReported, MarketReopened, MarketSuspended, PlayerRegistered, PriceQuoted,
-    StatLineRecorded, TeamRegistered,
+    GameScheduled, GameStateChanged, InjuryReported, MarketReopened, MarketSuspended, NewsPublished, PlayerRegistered,
+    PriceQuoted, StatLineRecorded, TeamRegistered,
 )
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -46,7 +46,9 @@ def test_players_injuries_and_stat_lines_of_those_games(day):
     players = [e for e in day.pregame if isinstance(e, PlayerRegistered)]
     injuries = [e for e in day.pregame if isinstance(e, InjuryReported)]
     stats = [e for e in day.ingame if isinstance(e, StatLineRecorded)]
-    assert players and injuries and stats
+    news = [e for e in day.pregame if isinstance(e, NewsPublished)]
+    assert players and injuries and stats and news
+    assert {n.player_id for n in news} <= {p.player_id for p in players}
     assert {i.team_id for i in injuries} <= teams and {i.week for i in injuries} == {1}
     assert {s.game_id for s in stats} <= game_ids and {s.week for s in stats} == {1}
     finals = {e.game_id: e.source_ts for e in day.ingame if isinstance(e, GameStateChanged) and e.status == "final"}
