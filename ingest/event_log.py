@@ -85,15 +85,21 @@ def dead_letter_id(letter: DeadLetter) -> str:
 async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[EventLog]:
     await ensure_topics(settings)
     epoch = await ensure_epoch(settings, dataset)
+    # two connections: the registry of appended events records one batch while the
+    # identity registry resolves the next
     conn = await connect(settings.require_database())
-    producer = FeedProducer(settings, dataset)
     try:
         await migrate(conn)
-        appended = await AppendedRegistry.for_log(conn, dataset, epoch)
-        await producer.start()
+        appended_conn = await connect(settings.require_database())
+        producer = FeedProducer(settings, dataset)
         try:
-            yield EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset))
+            appended = await AppendedRegistry.for_log(appended_conn, dataset, epoch)
+            await producer.start()
+            try:
+                yield EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset))
+            finally:
+                await producer.stop()
         finally:
-            await producer.stop()
+            await appended_conn.close()
     finally:
         await conn.close()

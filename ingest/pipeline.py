@@ -2,13 +2,15 @@
 
 Per batch: resolve its claims (registry), build and stamp its events, drop the ones this run
 already produced, append the rest (one lookup of what the log holds, gathered sends, one
-insert of what the broker acknowledged) together with the batch's dead letters. A batch's
-acknowledgements are awaited once the next batch is handed to the producer, so the broker
-works while the next batch is built; batches go out in order, so per-entity order holds.
+insert of what the broker acknowledged) together with the batch's dead letters. A batch is
+acknowledged and recorded (on a connection of its own) while the next one is resolved and
+built; it is finished before the next is sent, so batches go out in order and per-entity
+order holds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import re
 import time
@@ -17,7 +19,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from ingest.batches import RunState, batched, build
-from ingest.event_log import Appending, EventLog
+from ingest.event_log import EventLog
 from ingest.records import Parsed, Rejected
 from ingest.summary import Summary
 from schemas.deadletter import DeadLetter
@@ -37,8 +39,8 @@ def reason_kind(reason: str) -> str:
     return re.sub(r"[-+]?\d+(?:\.\d+)?", "N", folded)
 
 
-async def _finish(appending: Appending, summary: Summary, progress: Progress | None) -> None:
-    accepted, duplicate = await appending.finish()
+def _count(result: tuple[int, int], summary: Summary, progress: Progress | None) -> None:
+    accepted, duplicate = result
     summary.accepted += accepted
     summary.duplicate += duplicate
     if progress:
@@ -68,22 +70,29 @@ async def _ingest(parsed: Parsed, log: EventLog, progress: Progress | None) -> S
     ingest_ts = datetime.now(timezone.utc)
     summary = Summary()
     state = RunState()
-    in_flight = None  # the previous batch: its acknowledgements are awaited after this one is sent
-    for batch in batched(parsed.items):
-        resolution = await log.resolver.resolve(batch.records)
-        events, rejected = build(batch, resolution, state)
-        dead = [dead_letter(parsed, r, ingest_ts) for r in rejected]
-        appending = await log.start(events, dead)
+    # the previous batch: acknowledged and recorded while this one is resolved and built
+    in_flight: asyncio.Task | None = None
+    try:
+        for batch in batched(parsed.items):
+            resolution = await log.resolver.resolve(batch.records)
+            events, rejected = build(batch, resolution, state)
+            dead = [dead_letter(parsed, r, ingest_ts) for r in rejected]
+            if in_flight is not None:
+                _count(await in_flight, summary, progress)
+                in_flight = None
+            appending = await log.start(events, dead)
+            in_flight = asyncio.create_task(appending.finish())
+            summary.records = len(state.records)
+            summary.dead_lettered += len(dead)
+            summary.events += len(events)
+            summary.by_type.update(type(e).__name__ for e in events)
+            summary.reasons.update(reason_kind(r.reason) for r in rejected)
         if in_flight is not None:
-            await _finish(in_flight, summary, progress)
-        in_flight = appending
-        summary.records = len(state.records)
-        summary.dead_lettered += len(dead)
-        summary.events += len(events)
-        summary.by_type.update(type(e).__name__ for e in events)
-        summary.reasons.update(reason_kind(r.reason) for r in rejected)
-    if in_flight is not None:
-        await _finish(in_flight, summary, progress)
+            _count(await in_flight, summary, progress)
+            in_flight = None
+    finally:
+        if in_flight is not None:  # the run failed: do not leave the last batch's task behind
+            in_flight.cancel()
     summary.seconds = time.perf_counter() - started
     summary.events_per_second = round(summary.events / summary.seconds, 1) if summary.seconds else 0.0
     return summary
