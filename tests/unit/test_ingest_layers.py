@@ -1,0 +1,27 @@
+"""Pure ingest code imports no I/O library: adapters, identity rules and the simulation are
+testable (and replayable) without a broker or a database."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PURE = [
+    "ingest.team_aliases", "ingest.identity", "ingest.records", "ingest.resolution", "ingest.csv_rows",
+    "ingest.prices", "ingest.nflverse_games", "ingest.nflverse_player_stats", "ingest.nflverse_injuries",
+    "ingest.odds_api", "ingest.batches", "ingest.pacing", "ingest.summary", "ingest.sandbox.books",
+    "ingest.sandbox.templates", "ingest.sandbox.simulation", "ingest.sandbox.day",
+]
+IO = ("aiokafka", "asyncpg", "faust", "litestar", "redis", "httpx")
+
+
+def test_pure_modules_import_no_io_library():
+    code = (
+        "import sys\n"
+        f"for m in {PURE!r}: __import__(m)\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {IO!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip() == "[]"
