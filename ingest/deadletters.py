@@ -14,9 +14,9 @@ async def read_dead_letters(settings: Settings, dataset: Dataset) -> list[DeadLe
     """Every dead letter on the dataset's topic, oldest first (it has one partition)."""
     tp = TopicPartition(topic_name(dataset, DEADLETTER, settings.topic_namespace), 0)
     consumer = make_consumer(settings)
-    await consumer.start()
     out: list[DeadLetter] = []
     try:
+        await consumer.start()
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
         await consumer.seek_to_beginning(tp)

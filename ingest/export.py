@@ -63,8 +63,8 @@ async def read_log(
     """The feed records of the dataset's log up to its end when called, in merged order."""
     names = {topic_name(dataset, base, settings.topic_namespace): base for base in FEED_TOPICS}
     consumer = make_consumer(settings)
-    await consumer.start()
     try:
+        await consumer.start()
         await consumer.topics()  # fetches metadata for every topic
         tps = [
             TopicPartition(name, p)

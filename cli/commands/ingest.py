@@ -49,7 +49,7 @@ def run_on_stack(coro):
     try:
         return asyncio.run(coro)
     except stack_errors() as exc:
-        fail(f"{exc!r} (is the stack running? `svc up`, or set KAFKA_BOOTSTRAP and DATABASE_URL)")
+        fail(f"{type(exc).__name__}: {exc} (is the stack running? `svc up`, or set KAFKA_BOOTSTRAP and DATABASE_URL)")
 
 
 def progress_bar(total: int | None, label: str) -> Progress:
