@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -63,12 +64,18 @@ def progress_bar(total: int | None, label: str) -> Progress:
 def summary_table(title: str, rows: dict) -> Table:
     """One row per run: the six summary counts (and the seconds it took)."""
     table = Table(title=title, title_justify="left")
-    for column in ("", "records", "dead-lettered", "events", "accepted", "duplicate", "events/s"):
-        table.add_column(column, justify="left" if not column else "right")
+    table.add_column("", overflow="fold")  # run names are long file names: wrap, never cut
+    for column in ("records", "dead-lettered", "events", "accepted", "duplicate", "events/s"):
+        table.add_column(column, justify="right", no_wrap=True)
     for name, s in rows.items():
         table.add_row(name, str(s.records), str(s.dead_lettered), str(s.events), str(s.accepted), str(s.duplicate),
                       f"{s.events_per_second:,.0f}")
     return table
+
+
+def print_table(table: Table) -> None:
+    """A table, full width in a log file too (rich assumes 80 columns when not on a terminal)."""
+    (console if console.is_terminal else Console(width=160)).print(table)
 
 
 def print_details(summary) -> None:
@@ -103,7 +110,7 @@ def run_ingest(parse: Callable, path: Path, dataset: DatasetChoice, as_json: boo
     if as_json:
         print_json(summary.public())
         return
-    console.print(summary_table(f"{path.name} -> {dataset.value}", {path.name: summary}))
+    print_table(summary_table(f"{path.name} -> {dataset.value}", {path.name: summary}))
     print_details(summary)
 
 
@@ -175,4 +182,4 @@ def register(app: typer.Typer) -> None:
             table.add_column(column)
         for d in shown:
             table.add_row(d.file, d.location, d.reason)
-        console.print(table)
+        print_table(table)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from cli.commands.ingest import (
-    DatasetChoice, DatasetOpt, FileArg, console, print_details, progress_bar, run_on_stack, summary_table,
+    DatasetChoice, DatasetOpt, FileArg, console, print_details, print_table, progress_bar, run_on_stack, summary_table,
 )
 from cli.common import DataDir, JsonFlag, print_json, settings_for
 
@@ -53,5 +53,5 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(summary.public())
             return
-        console.print(summary_table(f"{Path(file).name} -> {dataset.value}", {file.name: summary}))
+        print_table(summary_table(f"{Path(file).name} -> {dataset.value}", {file.name: summary}))
         print_details(summary)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli.commands.ingest import console, err_console, run_on_stack, summary_table
+from cli.commands.ingest import console, err_console, print_table, run_on_stack, summary_table
 from cli.common import DataDir, JsonFlag, print_json, settings_for
 
 
@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
             results = run_on_stack(load_samples(
                 settings, live, test, lambda name, s: status.update(f"{name}: {s.records} records, {s.events} events"),
             ))
-        console.print(summary_table("sample data", results))
+        print_table(summary_table("sample data", results))
         for name, s in results.items():
             if s.reasons:
                 for reason, count in s.reasons.most_common():

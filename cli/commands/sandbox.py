@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli.commands.ingest import console, err_console, print_details, run_on_stack, summary_table
+from cli.commands.ingest import console, err_console, print_details, print_table, run_on_stack, summary_table
 from cli.commands.replay import speed_of
 from cli.common import DataDir, JsonFlag, print_json, settings_for
 
@@ -38,5 +38,5 @@ def register(app: typer.Typer) -> None:
         with err_console.status(f"playing the sandbox day {label}") as status:
             summary = run_on_stack(run(settings, SAMPLES, factor, lambda s, at: status.update(
                 f"sandbox day {label}: {at:%Y-%m-%d %H:%M} UTC, {s.accepted} events appended")))
-        console.print(summary_table("sandbox day (in-game part) -> test", {"in-game": summary}))
+        print_table(summary_table("sandbox day (in-game part) -> test", {"in-game": summary}))
         print_details(summary)

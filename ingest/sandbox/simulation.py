@@ -30,6 +30,7 @@ PERIOD_START = (0, 2520, 5820, 8340, 10920)
 PACE = (2400 / QUARTER,) * 4 + (2.5,)
 REOPEN_AFTER = timedelta(seconds=45)  # markets come back this long after a score
 REPRICE_AFTER = timedelta(seconds=10)
+FINAL_AFTER_PLAY = timedelta(seconds=30)  # the final whistle after a game's last play
 MARKETS = ("h2h", "spreads", "totals")
 SCORE_VALUES = (7, 3, 6, 8, 2)  # TD + PAT, FG, TD (PAT missed), TD + 2, safety
 
@@ -113,6 +114,8 @@ class GameSimulation:
         self.events: list[AnyEvent] = []
         self.score = {spec.home.team_id: 0, spec.away.team_id: 0}
         self.seq = 0
+        self.last_state_at: datetime | None = None
+        self.last_market_at: datetime | None = None
         self.tickets = {tid: list(tds) for tid, tds in spec.touchdowns.items()}
         for tickets in self.tickets.values():
             self.rng.shuffle(tickets)
@@ -141,7 +144,7 @@ class GameSimulation:
                 if drive.ends > at:
                     self._state(at, T.END_OF_QUARTER.format(ordinal=T.ORDINALS[quarter]), drive.team)
                     del boundaries[at]
-            self._end_drive(drive)
+            self._end_drive(drive, ends_game=drive.ends == REGULATION and not overtime)
             if drive.ends == 2 * QUARTER and drive.last_of_half:
                 self._state(2 * QUARTER, T.HALFTIME, None, reprice=False)
                 self._kickoff(2 * QUARTER, away if first is home else home)
@@ -203,6 +206,14 @@ class GameSimulation:
         start = REGULATION if p == 4 else p * QUARTER
         return self.spec.kickoff_at + timedelta(seconds=PERIOD_START[p] + (elapsed - start) * PACE[p])
 
+    def _later(self, at: datetime, gap: timedelta = timedelta(seconds=1)) -> datetime:
+        """`at`, or `gap` after the previous state change if that is later: each state change
+        of a game has a time of its own (readers order them by time), the final comes last."""
+        if self.last_state_at is not None and at < self.last_state_at + gap:
+            at = self.last_state_at + gap
+        self.last_state_at = at
+        return at
+
     def _next_id(self) -> str:
         self.seq += 1
         return f"{self.spec.source_id}#{self.seq}"
@@ -218,7 +229,9 @@ class GameSimulation:
         text = T.KICKOFF.format(kicking=self._name(self._other(receiving)), receiving=self._name(receiving))
         self._state(elapsed, text, receiving, period=p)
 
-    def _end_drive(self, drive: Drive, walk_off: bool = False) -> None:
+    def _end_drive(self, drive: Drive, walk_off: bool = False, ends_game: bool = False) -> None:
+        """The drive's last play; `ends_game`: the final follows (markets stay as they are until
+        the final suspends them); `walk_off`: an overtime score that ends the game."""
         team, opp = drive.team, self._other(drive.team)
         yards = self.rng.randint(1, 75) if self.rng.random() < 0.6 else self.rng.randint(1, 12)
         if drive.points == 2:
@@ -235,7 +248,7 @@ class GameSimulation:
         else:
             template = self.rng.choices([t for t, _ in T.STOPS], weights=[w for _, w in T.STOPS])[0]
             text = template.format(team=self._name(team), opponent=self._name(opp), yards=self.rng.randint(38, 57))
-        if walk_off:
+        if walk_off or ends_game:
             self._state(drive.ends, text, None, reprice=False)
             return
         # after a score the other side receives; after a stop the other side has the ball
@@ -259,7 +272,7 @@ class GameSimulation:
     ) -> None:
         s = self.spec
         p = _period_of(elapsed) if period is None else period
-        at = self._at(elapsed, p)
+        at = self._later(self._at(elapsed, p))
         self.events.append(GameStateChanged(
             source=SOURCE, source_id=self._next_id(), source_ts=at, ingest_ts=at, game_id=s.game_id, status="live",
             score_home=self.score[s.home.team_id], score_away=self.score[s.away.team_id], period=_label(p),
@@ -277,6 +290,9 @@ class GameSimulation:
         s = self.spec
         p = 4 if overtime else 3
         at = self._at(elapsed, p)
+        if self.last_market_at is not None:  # a reopening or a re-price still due comes first
+            at = max(at, self.last_market_at + timedelta(seconds=1))
+        at = self._later(at, FINAL_AFTER_PLAY)
         names = {"away": s.away.name, "home": s.home.name}
         text = (T.FINAL_OT if overtime else T.FINAL).format(
             away=names["away"], away_score=s.away_score, home=names["home"], home_score=s.home_score,
@@ -297,6 +313,7 @@ class GameSimulation:
             ))
 
     def _reopen(self, at: datetime) -> None:
+        self.last_market_at = at
         for market_id in self.markets.values():
             self.events.append(MarketReopened(
                 source=SOURCE, source_id=self._next_id(), source_ts=at, ingest_ts=at, game_id=self.spec.game_id,
@@ -304,6 +321,7 @@ class GameSimulation:
             ))
 
     def _quote(self, at: datetime, left: float) -> None:
+        self.last_market_at = at
         s = self.spec
         view = GameView(
             margin=self.score[s.home.team_id] - self.score[s.away.team_id],

@@ -68,4 +68,4 @@ def test_sample_load_and_sandbox_play(settings, topics):
     assert len(results) == 9 and results["test/sandbox pre-game"]["accepted"] == 939
     assert results["live/nflverse/games_2023_2025.csv"]["accepted"] == 4033
     played = one_summary(svc(settings, "sandbox", "play", "--speed", "max", "--json"))
-    assert played["accepted"] == 5176
+    assert played["accepted"] == 5086

@@ -28,18 +28,18 @@ async def test_sample_load_writes_the_pre_game_then_play_writes_the_day(settings
     async with open_event_log(settings, "test") as log:  # as if a first player stopped a third of the way in
         await log.append(day.ingame[: len(day.ingame) // 3])
     played = await play(settings, SAMPLES, speed=None)
-    assert played.events == len(day.ingame) == 5176
-    assert (played.accepted, played.duplicate) == (5176 - 5176 // 3, 5176 // 3)
+    assert played.events == len(day.ingame) == 5086
+    assert (played.accepted, played.duplicate) == (5086 - 5086 // 3, 5086 // 3)
 
     events = [decode(r.value) async for r in read_log(settings, "test")]
-    assert len(events) == 939 + 5176 == len({e.event_id for e in events})
+    assert len(events) == 939 + 5086 == len({e.event_id for e in events})
     finals = [e for e in events if type(e).__name__ == "GameStateChanged" and e.status == "final"]
     assert len(finals) == 13
     assert Counter(e.source for e in events)["svc simulation"] > 4000
     assert all(e.ingest_ts > datetime(2025, 1, 1, tzinfo=timezone.utc) for e in events)  # taken in now
 
     again = await play(settings, SAMPLES, speed=None)
-    assert (again.accepted, again.duplicate) == (0, 5176)
+    assert (again.accepted, again.duplicate) == (0, 5086)
     reloaded = await load(settings, live=False, test=True)
     assert reloaded["test/sandbox pre-game"].accepted == 0
 
@@ -53,7 +53,7 @@ async def test_play_keeps_the_days_relative_timing(settings, topics):
     started = time.monotonic()
     summary = await play(other, SAMPLES, speed=speed)
     took = time.monotonic() - started
-    assert summary.accepted == 5176 and 2.0 <= took < 8.0
+    assert summary.accepted == 5086 and 2.0 <= took < 8.0
     records = [r async for r in read_log(other, "test")]
     stamps = sorted(r.timestamp_ms for r in records)
     # the in-game part went out over about two seconds, not all at once

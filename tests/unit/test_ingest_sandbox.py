@@ -124,3 +124,16 @@ def test_any_score_splits_into_scoring_plays(points, seed):
 
 def test_the_day_is_a_sunday_in_week_1():
     assert DAY == date(2024, 9, 8) and DAY.weekday() == 6
+
+
+def test_each_games_state_changes_have_distinct_times_and_the_final_comes_last(day):
+    for spec in day.games:
+        mine = [e for e in day.ingame if getattr(e, "game_id", None) == spec.game_id and e.source == SOURCE]
+        states = [e for e in mine if isinstance(e, GameStateChanged)]
+        times = [s.source_ts for s in states]
+        assert times == sorted(times) and len(set(times)) == len(times), spec.source_id
+        final = states[-1]
+        assert final.status == "final"
+        # nothing about the game's markets or state after its final but the final suspensions
+        after = [e for e in mine if e.source_ts >= final.source_ts and e is not final]
+        assert after and all(isinstance(e, MarketSuspended) and e.reason == "final" for e in after), spec.source_id
