@@ -41,9 +41,7 @@ def parse(path: Path, ingest_ts: datetime, rows: list[Row] | None = None) -> Par
         raise FormatError(f"{path.name}: missing column recent_team (or team)")
     stat_columns = [c for c in table.header if c not in IDENTITY]
     chosen = table.rows if rows is None else rows
-    parsed = Parsed(NAME, path.name, len(chosen), iter(()))
-    parsed.items = _items(chosen, len(table.header), team_column, stat_columns, ingest_ts)
-    return parsed
+    return Parsed(NAME, path.name, len(chosen), _items(chosen, len(table.header), team_column, stat_columns, ingest_ts))
 
 
 def _items(rows: list[Row], width: int, team_column: str, stat_columns: list[str], ingest_ts: datetime) -> Iterator[Item]:

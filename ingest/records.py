@@ -8,7 +8,7 @@ so a record carries its claims and a `build` function that turns a `Resolution` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
@@ -104,7 +104,6 @@ class Parsed:
     file: str
     total: int
     items: Iterator[Item]
-    notes: list[str] = field(default_factory=list)
 
 
 class FormatError(ValueError):

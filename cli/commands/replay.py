@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from cli.commands.ingest import (
-    DatasetChoice, DatasetOpt, FileArg, console, print_details, print_table, progress_bar, run_on_stack, summary_table,
+    DatasetChoice, DatasetOpt, FileArg, print_details, print_table, progress_bar, run_on_stack, summary_table,
 )
 from cli.common import DataDir, JsonFlag, print_json, settings_for
 

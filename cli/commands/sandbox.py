@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli.commands.ingest import console, err_console, print_details, print_table, run_on_stack, summary_table
+from cli.commands.ingest import err_console, print_details, print_table, run_on_stack, summary_table
 from cli.commands.replay import speed_of
 from cli.common import DataDir, JsonFlag, print_json, settings_for
 

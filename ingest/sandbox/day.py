@@ -13,7 +13,6 @@ lines at kickoff, the games, their finals and, five minutes after each final, it
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
@@ -158,14 +157,3 @@ def _pregame_prices(spec: GameSpec) -> tuple[list[AnyEvent], list[AnyEvent]]:
         quoted.append(quote_books(spec, markets, view, at, rng, lambda: f"{spec.source_id}#pre{next(seq)}"))
     return quoted[0], [e for q in quoted[1:] for e in q]
 
-
-def team_ids(day: Day) -> set[str]:
-    return {e.team_id for e in day.pregame if isinstance(e, TeamRegistered)}
-
-
-def by_game(events: list[AnyEvent]) -> dict[str, list[AnyEvent]]:
-    out: dict[str, list[AnyEvent]] = defaultdict(list)
-    for e in events:
-        if hasattr(e, "game_id") and e.game_id:
-            out[e.game_id].append(e)
-    return out
