@@ -15,7 +15,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from projections.odds.devig import DEFAULT_METHOD, FloatDevig, devig_floats
+from projections.odds.devig import FloatDevig, devig_floats
 from projections.state import BookQuote, Consensus, ConsensusOutcome, LineState, Suspension
 
 EXCHANGE = "exchange"
@@ -56,56 +56,48 @@ def eligible_quotes(
     window_us: int,
 ) -> list[BookQuote]:
     """The books that count toward a line's consensus, in book order."""
-    candidates = [
-        q for q in books.values()
-        if q.odds is not None and q.kind != EXCHANGE and not is_suspended(q, suspend_all, suspend_book)
-    ]
+    if suspend_all is None and not suspend_book:  # the common case: nothing was ever suspended
+        candidates = [q for q in books.values() if q.odds is not None and q.kind != EXCHANGE]
+    else:
+        candidates = [
+            q for q in books.values()
+            if q.odds is not None and q.kind != EXCHANGE and not is_suspended(q, suspend_all, suspend_book)
+        ]
     if not candidates:
         return []
-    # the line's outcome set: the one most books quote (ties: more outcomes, then by name)
-    counts = Counter(q.selections for q in candidates)
-    if len(counts) > 1:
+    kinds = [q.selections for q in candidates]
+    if kinds.count(kinds[0]) != len(kinds):
+        # the line's outcome set: the one most books quote (ties: more outcomes, then by name)
+        counts = Counter(q.selections for q in candidates)
         usual = max(counts, key=lambda s: (counts[s], len(s), s))
         candidates = [q for q in candidates if q.selections == usual]
-    newest = max(q.origin.source_ts for q in candidates)
-    oldest_allowed = newest - window_us
+    times = [q.origin.source_ts for q in candidates]
+    oldest_allowed = max(times) - window_us
+    if min(times) >= oldest_allowed:
+        return candidates
     return [q for q in candidates if q.origin.source_ts >= oldest_allowed]
 
 
-def _median_probabilities(results: Sequence[FloatDevig], n: int) -> tuple[float, ...]:
-    medians = [median([r.probabilities[i] for r in results]) for i in range(n)]
+def _median_probabilities(columns: Iterable[Sequence[float]]) -> tuple[float, ...]:
+    medians = [median(column) for column in columns]
     total = sum(medians)
     return tuple(m / total for m in medians)
 
 
-def consensus(eligible: Sequence[BookQuote], method: str = DEFAULT_METHOD) -> Consensus | None:
-    """The line's consensus under `method` (the default one for deltas), or None without books."""
-    results = []
-    books = []
-    for q in eligible:
-        r = devig(method, q.odds)
-        if r is not None:
-            results.append(r)
-            books.append(q)
-    if not books:
+def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
+    """The line's consensus under the default devig method, or None without books."""
+    if not eligible:
         return None
-    n = len(books[0].selections)
-    probabilities = _median_probabilities(results, n)
-    prices = [median([q.odds[i] for q in books]) for i in range(n)]
+    probabilities = _median_probabilities(zip(*[q.probabilities for q in eligible]))
+    prices = [median(column) for column in zip(*[q.odds for q in eligible])]
     hold = 1.0 - 1.0 / sum(1.0 / p for p in prices)
-    first = books[0].outcomes  # names and points from the first book in book order
+    first = eligible[0].outcomes  # names and points from the first book in book order
     outcomes = tuple(
         ConsensusOutcome(o.selection, o.name, o.participant_id, o.point, prices[i], probabilities[i])
         for i, o in enumerate(first)
     )
-    return Consensus(
-        books=len(books),
-        hold=hold,
-        outcomes=outcomes,
-        as_of=max(q.origin.source_ts for q in books),
-        ingest_ts=max(q.origin.ingest_ts for q in books),
-        sources=tuple(sorted({q.origin.source for q in books})),
-    )
+    fair = 1.0 / len(prices)
+    return Consensus(len(eligible), hold, outcomes, sum(abs(p - fair) for p in probabilities))
 
 
 def method_consensus(eligible: Sequence[BookQuote], method: str) -> tuple[tuple[float, ...] | None, dict]:
@@ -144,13 +136,7 @@ def method_consensus(eligible: Sequence[BookQuote], method: str) -> tuple[tuple[
     }
     if not usable:
         return None, note
-    return _median_probabilities(usable, len(eligible[0].selections)), note
-
-
-def evenness(c: Consensus) -> float:
-    """Distance of the consensus from an even line (every outcome at 1/n)."""
-    fair = 1.0 / len(c.outcomes)
-    return sum(abs(o.probability - fair) for o in c.outcomes)
+    return _median_probabilities(zip(*[r.probabilities for r in usable])), note
 
 
 def pick_main(lines: Mapping[str, LineState]) -> str | None:
@@ -170,7 +156,7 @@ def pick_main(lines: Mapping[str, LineState]) -> str | None:
 
     def rank(key: str) -> tuple:
         line = lines[key]
-        return (evenness(line.consensus), line.point if line.point is not None else 0, key)
+        return (line.consensus.evenness, line.point if line.point is not None else 0, key)
 
     return min(tied, key=rank)
 
@@ -180,5 +166,3 @@ def line_consensus(line_books: Mapping[str, BookQuote], suspend_all: Suspension 
     return consensus(eligible_quotes(line_books, suspend_all, suspend_book, window_us))
 
 
-def sources_of(quotes: Iterable[BookQuote]) -> tuple[str, ...]:
-    return tuple(sorted({q.origin.source for q in quotes}))

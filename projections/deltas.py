@@ -9,9 +9,7 @@ game topics, and the market header plus the lines that changed for market topics
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgspec
+from typing import Any, Callable
 
 from projections.event_time import from_us, iso_date
 from projections.odds.devig import DEFAULT_METHOD
@@ -22,13 +20,28 @@ MARKET_UPDATE = "market.update"
 MARKET_SUSPENDED = "market.suspended"
 
 
-class Delta(msgspec.Struct, frozen=True, array_like=True):
-    wire_topic: str
-    type: str
-    seq: int
-    source_ts: int
-    source: str
-    data: dict[str, Any]
+class Delta:
+    """One delta. Its `data` is built only when asked for (a rebuild needs the seqs, not the
+    payloads): the state it describes is immutable, so building it later gives the same data."""
+
+    __slots__ = ("wire_topic", "type", "seq", "source_ts", "source", "_build", "_args")
+
+    def __init__(self, wire_topic: str, type: str, seq: int, source_ts: int, source: str,
+                 build: Callable[..., dict[str, Any]], *args: Any) -> None:
+        self.wire_topic = wire_topic
+        self.type = type
+        self.seq = seq
+        self.source_ts = source_ts
+        self.source = source
+        self._build = build
+        self._args = args
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self._build(*self._args)
+
+    def __repr__(self) -> str:
+        return f"Delta({self.wire_topic!r}, {self.type!r}, seq={self.seq})"
 
 
 def number(value) -> float | None:

@@ -14,6 +14,7 @@ import asyncpg
 from projections.batch import Batch
 from projections.locks import projector_lock_key
 from projections.rows import TABLES, season_ids
+from schemas.datasets import pg_schema
 
 
 class StaleState(Exception):
@@ -61,7 +62,9 @@ class PgWriter:
     def __init__(self, schema: str, dataset: str, epoch: str) -> None:
         self.schema = schema
         self.epoch = epoch
-        self.lock_key = projector_lock_key(dataset)
+        # live batches hold the dataset's lock shared; a scratch schema being built is nobody
+        # else's business (and its builder holds that lock exclusively while it finishes)
+        self.lock_key = projector_lock_key(dataset) if schema == pg_schema(dataset) else None
         s = f'"{schema}"'
         self.upserts = {table: upsert_sql(schema, table) for table in TABLES}
         self.track_sql = (
@@ -100,7 +103,8 @@ class PgWriter:
         if batch.empty:
             return
         async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock_shared($1)", self.lock_key)
+            if self.lock_key is not None:
+                await conn.execute("SELECT pg_advisory_xact_lock_shared($1)", self.lock_key)
             await self._track(conn, batch, generation)
             rows = batch.rows
             for table in ("sports", "competitions", "teams", "games", "markets", "market_lines", "book_prices",

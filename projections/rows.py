@@ -223,11 +223,12 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
         }
         for i, o in enumerate(c.outcomes)
     ]
-    source = ", ".join(c.sources)
-    prov = {"source": source, "source_ts": from_us(c.as_of), "ingest_ts": from_us(c.ingest_ts)}
+    source = ", ".join(sorted({q.origin.source for q in eligible}))
+    as_of = from_us(max(q.origin.source_ts for q in eligible))
+    prov = {"source": source, "source_ts": as_of, "ingest_ts": from_us(max(q.origin.ingest_ts for q in eligible))}
     return (
         m.market_id, key, line.point, key == m.main_key, c.books, c.hold, js(outcomes), js(notes), source,
-        from_us(c.as_of), js(prov),
+        as_of, js(prov),
     )
 
 

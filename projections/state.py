@@ -69,6 +69,8 @@ class BookQuote(msgspec.Struct, frozen=True, array_like=True):
     # price, a repeated selection, an outcome at another point, fewer than two outcomes)
     odds: tuple[float, ...] | None
     selections: tuple[str, ...]
+    # the default devig method's probabilities of `odds`, computed once per quote
+    probabilities: tuple[float, ...] | None
 
 
 class ConsensusOutcome(msgspec.Struct, frozen=True, array_like=True):
@@ -86,9 +88,7 @@ class Consensus(msgspec.Struct, frozen=True, array_like=True):
     books: int
     hold: float
     outcomes: tuple[ConsensusOutcome, ...]
-    as_of: int  # newest eligible quote
-    ingest_ts: int
-    sources: tuple[str, ...]
+    evenness: float  # distance from an even line (every outcome at 1/n): the main-line tie-break
 
     @property
     def visible(self) -> tuple:

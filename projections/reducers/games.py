@@ -69,5 +69,5 @@ def reduce_game(state: GameState | None, event) -> tuple[GameState, list[Delta]]
         return new, []
     seq = new.seq + 1
     new = msgspec.structs.replace(new, seq=seq)
-    delta = Delta(game_topic(new.game_id), GAME_STATE, seq, to_us(event.source_ts), event.source, game_data(new))
+    delta = Delta(game_topic(new.game_id), GAME_STATE, seq, to_us(event.source_ts), event.source, game_data, new)
     return new, [delta]

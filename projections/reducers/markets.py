@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
-from projections.consensus import is_suspended, line_consensus, pick_main
+from projections.consensus import devig, is_suspended, line_consensus, pick_main
+from projections.odds.devig import DEFAULT_METHOD
 from projections.event_time import to_us
 from projections.deltas import MARKET_SUSPENDED, MARKET_UPDATE, Delta, line_visible, market_data, market_header
 from projections.quotes import decimal_odds, line_key, points_agree, selection_key
@@ -32,7 +33,10 @@ def book_quote(e: PriceQuoted) -> BookQuote:
         and None not in odds
         and all(points_agree(e.market_type, e.point, o.selection, o.point) for o in outcomes)
     )
-    return BookQuote(e.book, e.book_name, e.kind, origin_of(e), outcomes, odds if usable else None, selections)
+    result = devig(DEFAULT_METHOD, odds) if usable else None
+    if result is None:
+        return BookQuote(e.book, e.book_name, e.kind, origin_of(e), outcomes, None, selections, None)
+    return BookQuote(e.book, e.book_name, e.kind, origin_of(e), outcomes, odds, selections, result.probabilities)
 
 
 def _new_market(game: GameState, e) -> MarketState:
@@ -67,12 +71,21 @@ def _with_quote(m: MarketState, e: PriceQuoted, window_us: int) -> MarketState:
     quote = book_quote(e)
     if not m.kind:  # suspended before its first quote: the quote names it
         m = msgspec.structs.replace(m, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
+    # identity origin and name take every quote into account, stale ones included, so the
+    # result does not depend on the order quotes arrive in
+    origin = earliest(m.origin, quote.origin)
+    name = m.name
+    if e.market_name is not None and (name is None or name[1] < quote.origin.stamp):
+        name = (e.market_name, quote.origin.stamp)
     key = line_key(e.point)
     line = m.lines.get(key)
+    old = line.books.get(e.book) if line is not None else None
+    if old is not None and old.origin.stamp >= quote.origin.stamp:
+        # older (or the same) quote: the newest one stands
+        if origin is m.origin and name is m.name:
+            return m
+        return msgspec.structs.replace(m, origin=origin, name=name)
     if line is not None:
-        old = line.books.get(e.book)
-        if old is not None and old.origin.stamp >= quote.origin.stamp:
-            return m  # older (or the same) quote: the newest one stands
         books = dict(line.books)
         books[e.book] = quote
         if old is None:
@@ -84,12 +97,8 @@ def _with_quote(m: MarketState, e: PriceQuoted, window_us: int) -> MarketState:
     lines[key] = LineState(e.point, books, consensus)
     if line is None:
         lines = dict(sorted(lines.items()))
-    name = m.name
-    if e.market_name is not None and (name is None or name[1] < quote.origin.stamp):
-        name = (e.market_name, quote.origin.stamp)
     return msgspec.structs.replace(
-        m, lines=lines, name=name, origin=earliest(m.origin, quote.origin),
-        as_of=max(m.as_of, quote.origin.source_ts),
+        m, lines=lines, name=name, origin=origin, as_of=max(m.as_of, quote.origin.source_ts),
     )
 
 
@@ -118,13 +127,17 @@ def reduce_market(state: GameState | None, event, window_us: int) -> tuple[GameS
     market = old if old is not None else _new_market(game, event)
     if isinstance(event, PriceQuoted):
         new = _with_quote(market, event, window_us)
+        # only the quoted line, and the main line if it moved, can look different now
+        keys = {line_key(event.point)}
     else:
         new = _with_suspension(market, event, window_us)
+        keys = set(new.lines)
     if new is market and old is not None:
         return game, []
     new = finish_market(new)
-    keys = sorted(new.lines.keys() | (old.lines.keys() if old else set()))
-    changed = [k for k in keys if line_visible(old, k) != line_visible(new, k)]
+    if old is not None:
+        keys.update(k for k in (old.main_key, new.main_key) if k is not None)
+    changed = [k for k in sorted(keys) if line_visible(old, k) != line_visible(new, k)]
     header = market_header(new)
     deltas = []
     if header is not None and (changed or header != market_header(old)):
@@ -132,7 +145,7 @@ def reduce_market(state: GameState | None, event, window_us: int) -> tuple[GameS
         new = msgspec.structs.replace(new, seq=seq)
         kind = MARKET_SUSPENDED if new.status == "suspended" and (old is None or old.status != "suspended") else MARKET_UPDATE
         deltas.append(Delta(
-            market_topic(new.market_id), kind, seq, to_us(event.source_ts), event.source, market_data(new, changed)
+            market_topic(new.market_id), kind, seq, to_us(event.source_ts), event.source, market_data, new, changed
         ))
     markets = dict(game.markets)
     markets[new.market_id] = new

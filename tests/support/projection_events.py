@@ -167,3 +167,55 @@ async def publish(settings, events, dataset: str = "live") -> None:
             await f
     finally:
         await producer.stop()
+
+
+def season_quotes(games: Sequence[GameScheduled], books: Sequence[str], rounds: int, *, seed: int = 1,
+                  first_minute: float = 0, tag: str = "s") -> list[PriceQuoted]:
+    """Many quotes fast (for long logs): each round every book quotes h2h, spreads and totals of
+    every game, prices wandering around the line. Event IDs are deterministic counters."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    n = 0
+    ts0 = at(first_minute)
+    for r in range(rounds):
+        for g in games:
+            gid = g.game_id
+            for book in books:
+                ts = ts0 + timedelta(minutes=r, seconds=rng.random() * 50)
+                for mtype in ("h2h", "spreads", "totals"):
+                    if mtype == "h2h":
+                        point, sels, prices = None, ("home", "away"), (rng.choice((-150, -145, -140)), rng.choice((120, 125, 130)))
+                        points = (None, None)
+                    elif mtype == "spreads":
+                        p = Decimal(rng.choice(("-3", "-3.5", "-2.5")))
+                        point, sels, prices = p, ("home", "away"), (rng.choice((-115, -110, -105)), rng.choice((-115, -110, -105)))
+                        points = (p, -p)
+                    else:
+                        p = Decimal(rng.choice(("47.5", "48", "48.5")))
+                        point, sels, prices = p, ("over", "under"), (rng.choice((-115, -110, -105)), rng.choice((-115, -110, -105)))
+                        points = (p, p)
+                    n += 1
+                    out.append(PriceQuoted(
+                        event_id=f"evt_{tag}{n:012d}", source=SOURCE, source_id=f"{gid}:{book}:{mtype}", source_ts=ts,
+                        ingest_ts=ts, game_id=gid, market_id=market_id(gid, "game", mtype, "full", None), book=book,
+                        kind="game", market_type=mtype, point=point,
+                        outcomes=[Outcome(selection=s, name=s.title(), price=Decimal(pr), price_format="american", point=pt)
+                                  for s, pr, pt in zip(sels, prices, points)],
+                    ))
+    return out
+
+
+def schedule(n: int, *, start: date = date(2024, 9, 5)) -> list[GameScheduled]:
+    """`n` games of a season: every team hosts in turn, a week apart per round of 16."""
+    teams = ["ARI", "ATL", "BAL", "BUF", "CAR", "CHI", "CIN", "CLE", "DAL", "DEN", "DET", "GB", "HOU", "IND", "JAX",
+             "KC", "LA", "LAC", "LV", "MIA", "MIN", "NE", "NO", "NYG", "NYJ", "PHI", "PIT", "SEA", "SF", "TB", "TEN",
+             "WAS"]
+    out = []
+    for i in range(n):
+        week = i // 16
+        home = teams[(2 * i) % 32]
+        away = teams[(2 * i + 1 + week) % 32] if teams[(2 * i + 1 + week) % 32] != home else teams[(2 * i + 3) % 32]
+        out.append(game(home=home, away=away, day=start + timedelta(days=7 * week + i % 3), week=week + 1))
+    return out

@@ -1,0 +1,51 @@
+"""`svc projector run` as its own process on a real broker and database: it catches up with the
+fast path, hands over to the faust agents, projects what arrives later with deltas on
+wire.deltas, and stops cleanly on SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+
+from infra.db import connect
+from tests.support import projection_events as ev
+from tests.support.projection_harness import caught_up, seq_runs, start_projector, wire_deltas
+
+G = ev.game()
+GID = G.game_id
+
+
+async def test_projector_process_catches_up_then_follows_the_log_with_faust(settings, topics, tmp_path):
+    await ev.publish(settings, [ev.team("KC"), G, *[ev.quote(GID, f"b{i}", [-110 - i, 100 + i], minute=i)
+                                                      for i in range(20)]])
+    await ev.publish(settings, [ev.game(home="NYJ", away="NE")], dataset="test")
+    proc = start_projector(settings, tmp_path / "projector.log")
+    try:
+        assert await caught_up(settings, 60), (tmp_path / "projector.log").read_text()[-3000:]
+        # after the hand-over the agents carry the live path
+        log_text = ""
+        for _ in range(100):
+            log_text = (tmp_path / "projector.log").read_text()
+            if "resuming at the tracked offsets" in log_text:
+                break
+            import asyncio
+            await asyncio.sleep(0.2)
+        assert "resuming at the tracked offsets" in log_text
+        await ev.publish(settings, [ev.state(GID, "live", minute=30, home=3, away=0),
+                                    ev.quote(GID, "b0", [-200, 170], minute=31)])
+        assert await caught_up(settings, 30)
+        conn = await connect(settings.database_url)
+        try:
+            game = await conn.fetchrow("SELECT status, score_home, last_seq FROM live.games WHERE id = $1", GID)
+            assert (game["status"], game["score_home"], game["last_seq"]) == ("live", 3, 2)
+            assert await conn.fetchval("SELECT count(*) FROM test.games") == 1
+        finally:
+            await conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0, (tmp_path / "projector.log").read_text()[-3000:]
+    runs = seq_runs(await wire_deltas(settings))
+    assert runs[f"game:{GID}"] == [1, 2]
+    (market,) = [r for t, r in runs.items() if t.startswith("market:")]
+    assert market == list(range(1, len(market) + 1)) and len(market) == 21  # a new book each time, then b0 again
+    assert seq_runs(await wire_deltas(settings, "test"))  # the sandbox has its own deltas topic

@@ -1,0 +1,92 @@
+"""Game reducer: identity fields take the newest value any source gave (order-free), the live
+state is the newest report, and `game.state` deltas go out only when the topic's view changed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections.deltas import GAME_STATE
+from projections.reducers import reduce
+from tests.support import projection_events as ev
+
+G = ev.game()
+GID = G.game_id
+
+
+def run(events):
+    state, deltas = None, []
+    for e in events:
+        state, out = reduce(state, e, 0)
+        deltas.extend(out)
+    return state, deltas
+
+
+@st.composite
+def game_events(draw):
+    events = [G, ev.game(minute=draw(st.integers(0, 20)), source="The Odds API", week=None, season=None,
+                         venue=draw(st.sampled_from([None, "Arrowhead"])))]
+    for _ in range(draw(st.integers(0, 6))):
+        events.append(ev.state(GID, draw(st.sampled_from(["live", "final"])), minute=draw(st.integers(0, 60)),
+                               home=draw(st.integers(0, 30)), away=draw(st.integers(0, 30))))
+    for _ in range(draw(st.integers(0, 2))):
+        kickoff = datetime(2024, 9, 6, draw(st.integers(0, 3)), 0, tzinfo=timezone.utc)
+        events.append(ev.rescheduled(GID, kickoff, minute=draw(st.integers(0, 60))))
+    return draw(st.permutations(events))
+
+
+@settings(max_examples=150, deadline=None)
+@given(game_events(), st.data())
+def test_game_state_is_a_function_of_the_set_of_events(events, data):
+    a, _ = run(events)
+    b, _ = run(data.draw(st.permutations(events)) + data.draw(st.lists(st.sampled_from(events), max_size=4)))
+    assert (a.fields, a.origin, a.known_by, a.play, a.as_of) == (b.fields, b.origin, b.known_by, b.play, b.as_of)
+
+
+@settings(max_examples=150, deadline=None)
+@given(game_events())
+def test_newest_state_report_wins_and_seqs_count_deltas(events):
+    state, deltas = run(events)
+    states = [e for e in events if type(e).__name__ == "GameStateChanged"]
+    if states:
+        newest = max(states, key=lambda e: (e.source_ts, e.event_id))
+        assert (state.play.status, state.play.score_home, state.play.score_away) == (
+            newest.status, newest.score_home, newest.score_away)
+    assert [d.seq for d in deltas] == list(range(1, len(deltas) + 1))
+    assert state.seq == len(deltas)
+    assert all(d.type == GAME_STATE and d.wire_topic == f"game:{GID}" for d in deltas)
+
+
+def test_fields_merge_across_sources_without_erasing():
+    nflverse = ev.game(minute=0, week=1, season="2024")
+    odds_api = ev.game(minute=5, source="The Odds API", week=None, season=None, venue="Arrowhead")
+    state, deltas = run([odds_api, nflverse])
+    f = {k: v for k, (v, _) in state.fields.items()}
+    assert f["week"] == 1 and f["season"] == "2024" and f["venue"] == "Arrowhead"
+    assert state.origin.source == "nflverse"  # the least-stamped schedule is the identity origin
+    assert {s for s, _ in state.known_by} == {"nflverse", "The Odds API"}
+
+
+def test_deltas_only_on_visible_change():
+    state, d = run([G])
+    assert [(x.seq, x.data["status"]) for x in d] == [(1, "scheduled")]
+    state, d = reduce(state, ev.state(GID, "live", minute=1, home=7, away=0, last_play="TD"), 0)
+    assert d[0].seq == 2 and d[0].data["score"] == {"home": 7, "away": 0} and d[0].data["last_play"] == "TD"
+    # a second source reporting the same state later: provenance moves, nothing visible does
+    state2, d = reduce(state, ev.state(GID, "live", minute=2, home=7, away=0, last_play="TD", source="other"), 0)
+    assert d == [] and state2.play.origin.source == "other"
+    # an older report never overrides
+    state3, d = reduce(state2, ev.state(GID, "final", minute=0, home=0, away=3), 0)
+    assert d == [] and state3 is state2
+    # a reschedule is visible on the game topic
+    _, d = reduce(state2, ev.rescheduled(GID, datetime(2024, 9, 7, 17, 0, tzinfo=timezone.utc), minute=3), 0)
+    assert d[0].seq == 3 and d[0].data["kickoff_at"] == datetime(2024, 9, 7, 17, 0, tzinfo=timezone.utc)
+
+
+def test_state_before_the_schedule_shows_once_the_game_is_scheduled():
+    state, d = run([ev.state(GID, "live", minute=1, home=3, away=0)])
+    assert d == []  # no game topic before the game is known
+    state, d = reduce(state, G, 0)
+    assert [(x.seq, x.data["status"], x.data["score"]) for x in d] == [(1, "live", {"home": 3, "away": 0})]
