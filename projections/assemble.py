@@ -4,15 +4,37 @@ Derived members (line consensus, main line, status) are recomputed, never truste
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Iterable
 
 import msgspec
 
 from projections.consensus import line_consensus
 from projections.quotes import point_of
-from projections.reducers.markets import finish_market
+from projections.event_time import to_us
+from projections.reducers.markets import finish_market, make_quote
 from projections.rows import decode_part
-from projections.state import BookQuote, GameState, KeyState, LineState, MarketState
+from projections.state import BookQuote, GameState, KeyState, LineState, MarketState, Origin, QuotedOutcome
+
+
+class _StoredOutcome(msgspec.Struct):
+    selection: str
+    name: str
+    participant_id: str | None
+    price: Decimal
+    price_format: str
+    point: Decimal | None
+
+
+_stored = msgspec.json.Decoder(list[_StoredOutcome])
+
+
+def _quote_from_row(row, market_type: str, point: Decimal | None) -> BookQuote:
+    """A `book_prices` row back into the quote: the same digits give the same odds and floats."""
+    outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, o.price, o.price_format, o.point)
+                for o in _stored.decode(row["outcomes"])]
+    origin = Origin(row["source"], to_us(row["source_ts"]), to_us(row["ingest_ts"]), row["event_id"])
+    return make_quote(row["book"], row["book_name"], row["kind"], origin, outcomes, market_type, point)
 
 
 def assemble(parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str, str, bytes]],
@@ -27,8 +49,12 @@ def assemble(parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str
         else:
             states[part[2:]] = value
     books: dict[str, dict[str, dict[str, BookQuote]]] = {}
-    for market_id, key, book, blob in quotes:
-        books.setdefault(market_id, {}).setdefault(key, {})[book] = msgspec.msgpack.decode(blob, type=BookQuote)
+    for market_id, key, book, value in quotes:
+        if isinstance(value, bytes):
+            quote = msgspec.msgpack.decode(value, type=BookQuote)
+        else:
+            quote = _quote_from_row(value, markets[market_id].type, point_of(key))
+        books.setdefault(market_id, {}).setdefault(key, {})[book] = quote
     by_game: dict[str, dict[str, MarketState]] = {}
     for market_id, m in sorted(markets.items()):
         lines = {}

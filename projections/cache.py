@@ -17,6 +17,7 @@ import msgspec
 from rocksdict import Options, Rdict, WriteBatch
 
 _META = b"meta"
+_pack = msgspec.msgpack.Encoder(decimal_format="string").encode
 
 
 class Watermark(msgspec.Struct, frozen=True):
@@ -61,16 +62,17 @@ class StateCache:
                 parts.append((text, value))
         return parts, quotes
 
-    def write(self, parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, bytes]], mark: Watermark) -> None:
+    def write(self, parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, Any]], mark: Watermark) -> None:
+        """State parts, quotes (BookQuote or its msgpack) and the watermark, atomically."""
         wb = WriteBatch(raw_mode=True)
         for key, value in parts:
             wb.put(key.encode(), value)
         for key, value in quotes:
-            wb.put(key.encode(), value)
+            wb.put(key.encode(), value if isinstance(value, bytes) else _pack(value))
         wb.put(_META, msgspec.msgpack.encode(mark))
         self.db.write(wb)
 
-    def replace_all(self, parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str, str, bytes]],
+    def replace_all(self, parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str, str, Any]],
                     mark: Watermark) -> None:
         """Start over from state read elsewhere (Postgres)."""
         self.db.close()

@@ -71,33 +71,42 @@ def eligible_quotes(
         counts = Counter(q.selections for q in candidates)
         usual = max(counts, key=lambda s: (counts[s], len(s), s))
         candidates = [q for q in candidates if q.selections == usual]
-    times = [q.origin.source_ts for q in candidates]
+    times = [q.ts for q in candidates]
     oldest_allowed = max(times) - window_us
     if min(times) >= oldest_allowed:
         return candidates
-    return [q for q in candidates if q.origin.source_ts >= oldest_allowed]
+    return [q for q in candidates if q.ts >= oldest_allowed]
 
 
-def _median_probabilities(columns: Iterable[Sequence[float]]) -> tuple[float, ...]:
-    medians = [median(column) for column in columns]
+def _medians(columns: Iterable[Sequence[float]], n: int) -> list[float]:
+    """Median of each column of `n` values (inlined: this runs for every quote)."""
+    mid = n // 2
+    if n % 2:
+        return [sorted(c)[mid] for c in columns]
+    return [(c[mid - 1] + c[mid]) / 2.0 for c in map(sorted, columns)]
+
+
+def _median_probabilities(columns: Iterable[Sequence[float]], n: int) -> tuple[float, ...]:
+    medians = _medians(columns, n)
     total = sum(medians)
     return tuple(m / total for m in medians)
 
 
 def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     """The line's consensus under the default devig method, or None without books."""
-    if not eligible:
+    n = len(eligible)
+    if not n:
         return None
-    probabilities = _median_probabilities(zip(*[q.probabilities for q in eligible]))
-    prices = [median(column) for column in zip(*[q.odds for q in eligible])]
-    hold = 1.0 - 1.0 / sum(1.0 / p for p in prices)
+    probabilities = _median_probabilities(zip(*[q.probabilities for q in eligible]), n)
+    prices = _medians(zip(*[q.odds for q in eligible]), n)
+    hold = 1.0 - 1.0 / sum([1.0 / p for p in prices])
     first = eligible[0].outcomes  # names and points from the first book in book order
-    outcomes = tuple(
+    outcomes = tuple([
         ConsensusOutcome(o.selection, o.name, o.participant_id, o.point, prices[i], probabilities[i])
         for i, o in enumerate(first)
-    )
+    ])
     fair = 1.0 / len(prices)
-    return Consensus(len(eligible), hold, outcomes, sum(abs(p - fair) for p in probabilities))
+    return Consensus(n, hold, outcomes, sum([abs(p - fair) for p in probabilities]))
 
 
 def method_consensus(eligible: Sequence[BookQuote], method: str) -> tuple[tuple[float, ...] | None, dict]:
@@ -136,7 +145,7 @@ def method_consensus(eligible: Sequence[BookQuote], method: str) -> tuple[tuple[
     }
     if not usable:
         return None, note
-    return _median_probabilities(zip(*[r.probabilities for r in usable])), note
+    return _median_probabilities(zip(*[r.probabilities for r in usable]), len(usable)), note
 
 
 def pick_main(lines: Mapping[str, LineState]) -> str | None:

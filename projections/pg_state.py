@@ -24,9 +24,10 @@ async def read_tracking(conn: asyncpg.Connection, schema: str) -> dict[TP, tuple
 async def read_parts(conn: asyncpg.Connection, schema: str) -> tuple[list[tuple[str, bytes]], list[tuple]]:
     parts = [(r["part"], r["state"]) for r in await conn.fetch(f'SELECT part, state FROM "{schema}".projector_state')]
     quotes = [
-        (r["market_id"], r["line_key"], r["book"], r["state"])
+        (r["market_id"], r["line_key"], r["book"], r)
         for r in await conn.fetch(
-            f'SELECT market_id, line_key, book, state FROM "{schema}".book_prices WHERE state IS NOT NULL'
+            "SELECT market_id, line_key, book, kind, outcomes::text AS outcomes, source, source_ts, event_id, "
+            f'book_name, ingest_ts FROM "{schema}".book_prices'
         )
     ]
     return parts, quotes

@@ -9,6 +9,8 @@ was loaded from. Any mismatch (another writer, or a rebuilt schema swapped in) r
 
 from __future__ import annotations
 
+import asyncio
+
 import asyncpg
 
 from projections.batch import Batch
@@ -33,10 +35,11 @@ def _array_type(pgtype: str) -> str:
     return "text" if pgtype in ("jsonb", "text[]") else pgtype
 
 
-def upsert_sql(schema: str, table: str) -> str:
+def upsert_sql(schema: str, table: str, first: int = 1) -> str:
+    """INSERT ... SELECT FROM unnest(arrays) ON CONFLICT DO UPDATE, parameters from `$first`."""
     columns, key = TABLES[table]
     names = [c for c, _ in columns]
-    unnest = ", ".join(f"${i}::{_array_type(t)}[]" for i, (_, t) in enumerate(columns, 1))
+    unnest = ", ".join(f"${i}::{_array_type(t)}[]" for i, (_, t) in enumerate(columns, first))
     select = ", ".join(_cast(c, t) for c, t in columns)
     updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in names if c not in key)
     sql = (
@@ -56,35 +59,28 @@ def upsert_sql(schema: str, table: str) -> str:
     return sql
 
 
+# tables written by the batch statement, in this order (news and seasons follow on their own:
+# news is deleted and rewritten per player, seasons are computed from the games just written)
+_TABLES = ("sports", "competitions", "teams", "games", "markets", "market_lines", "book_prices", "players",
+           "injuries", "availability", "stat_lines", "search_index", "topic_seq", "projector_state")
+
+
 class PgWriter:
-    """Statements for one schema; `write` commits one batch."""
+    """Writes one batch per transaction: BEGIN and the dataset lock in one round trip, then ONE
+    statement whose data-modifying CTEs fence the tracking rows and upsert every table, then
+    COMMIT (news and seasons add a statement each when the batch touched them)."""
 
     def __init__(self, schema: str, dataset: str, epoch: str) -> None:
         self.schema = schema
         self.epoch = epoch
         # live batches hold the dataset's lock shared; a scratch schema being built is nobody
         # else's business (and its builder holds that lock exclusively while it finishes)
-        self.lock_key = projector_lock_key(dataset) if schema == pg_schema(dataset) else None
+        lock_key = projector_lock_key(dataset) if schema == pg_schema(dataset) else None
+        self.begin = "BEGIN" if lock_key is None else f"BEGIN; SELECT pg_advisory_xact_lock_shared({lock_key})"
         s = f'"{schema}"'
-        self.upserts = {table: upsert_sql(schema, table) for table in TABLES}
-        self.track_sql = (
-            "WITH i AS (SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) "
-            "AS i(topic, partition, prev, last)) "
-            f"INSERT INTO {s}.tracking AS t (topic, partition, last_offset, epoch) "
-            f"SELECT topic, partition, last, $5 FROM i WHERE (SELECT generation FROM {s}.projection_meta) = $6 "
-            "ON CONFLICT (topic, partition) DO UPDATE SET last_offset = EXCLUDED.last_offset, epoch = EXCLUDED.epoch "
-            "WHERE t.last_offset = (SELECT prev FROM i WHERE i.topic = t.topic AND i.partition = t.partition) "
-            "RETURNING t.topic"
-        )
-        self.delete_lines_sql = (
-            f"DELETE FROM {s}.market_lines WHERE (market_id, line_key) IN "
-            "(SELECT * FROM unnest($1::text[], $2::text[]))"
-        )
+        self.s = s
         self.delete_news_sql = f"DELETE FROM {s}.news WHERE player_id = ANY($1::text[])"
-        self.outbox_sql = (
-            f"INSERT INTO {s}.outbox (wire_topic, seq, envelope) "
-            "SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[])"
-        )
+        self.news_sql = upsert_sql(schema, "news")
         self.seasons_sql = (
             f"INSERT INTO {s}.seasons AS t (id, competition, label, year, starts_on, ends_on, source, as_of) "
             "SELECT i.id, i.competition, i.label, i.year, "
@@ -98,38 +94,93 @@ class PgWriter:
             "ON CONFLICT (id) DO UPDATE SET year = EXCLUDED.year, starts_on = EXCLUDED.starts_on, "
             "ends_on = EXCLUDED.ends_on, source = EXCLUDED.source, as_of = EXCLUDED.as_of"
         )
+        self._statements: dict[tuple, str] = {}
 
-    async def write(self, conn: asyncpg.Connection, batch: Batch, generation: int) -> None:
+    def _statement(self, shape: tuple) -> str:
+        """The batch statement for the set of tables that have rows (cached per shape)."""
+        sql = self._statements.get(shape)
+        if sql is not None:
+            return sql
+        s = self.s
+        parts = [
+            "trk_in AS (SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::bigint[]) "
+            "AS i(topic, partition, prev, last))",
+            f"trk AS (INSERT INTO {s}.tracking AS t (topic, partition, last_offset, epoch) "
+            f"SELECT topic, partition, last, $5 FROM trk_in WHERE (SELECT generation FROM {s}.projection_meta) = $6 "
+            "ON CONFLICT (topic, partition) DO UPDATE SET last_offset = EXCLUDED.last_offset, epoch = EXCLUDED.epoch "
+            "WHERE t.last_offset = (SELECT prev FROM trk_in i WHERE i.topic = t.topic AND i.partition = t.partition) "
+            "RETURNING 1)",
+        ]
+        n = 7
+        for table in shape:
+            if table == "lines_deleted":
+                parts.append(
+                    f"del_lines AS (DELETE FROM {s}.market_lines WHERE (market_id, line_key) IN "
+                    f"(SELECT * FROM unnest(${n}::text[], ${n + 1}::text[])))"
+                )
+                n += 2
+            elif table == "outbox":
+                parts.append(
+                    f"outbox AS (INSERT INTO {s}.outbox (wire_topic, seq, envelope) "
+                    f"SELECT * FROM unnest(${n}::text[], ${n + 1}::bigint[], ${n + 2}::bytea[]))"
+                )
+                n += 3
+            else:
+                parts.append(f"w_{table} AS ({upsert_sql(self.schema, table, n)})")
+                n += len(TABLES[table][0])
+        sql = "WITH " + ", ".join(parts) + " SELECT count(*) FROM trk"
+        self._statements[shape] = sql
+        return sql
+
+    async def write(self, conn: asyncpg.Connection, batch: Batch, generation: int,
+                    sent: asyncio.Event | None = None) -> None:
+        """`sent` is set just before the batch statement goes out (the bulk path folds the next
+        batch while Postgres executes it)."""
         if batch.empty:
             return
-        async with conn.transaction():
-            if self.lock_key is not None:
-                await conn.execute("SELECT pg_advisory_xact_lock_shared($1)", self.lock_key)
-            await self._track(conn, batch, generation)
-            rows = batch.rows
-            for table in ("sports", "competitions", "teams", "games", "markets", "market_lines", "book_prices",
-                          "players", "injuries", "availability", "stat_lines", "search_index", "topic_seq",
-                          "projector_state"):
-                data = rows.rows[table]
-                if data:
-                    await conn.execute(self.upserts[table], *(list(col) for col in zip(*data)))
-            if rows.lines_deleted:
-                await conn.execute(self.delete_lines_sql, *(list(col) for col in zip(*rows.lines_deleted)))
+        rows = batch.rows
+        items = sorted(batch.tracking.items())
+        args: list = [
+            [tp[0] for tp, _ in items], [tp[1] for tp, _ in items], [p for _, (p, _) in items],
+            [n for _, (_, n) in items], self.epoch, generation,
+        ]
+        shape = []
+        for table in _TABLES:
+            data = rows.rows[table]
+            if data:
+                shape.append(table)
+                args.extend(list(col) for col in zip(*data))
+        if rows.lines_deleted:
+            shape.append("lines_deleted")
+            args.extend(list(col) for col in zip(*rows.lines_deleted))
+        if batch.envelopes:
+            shape.append("outbox")
+            args.extend(list(col) for col in zip(*batch.envelopes))
+        await conn.execute(self.begin)
+        try:
+            statement = conn.fetchval(self._statement(tuple(shape)), *args)
+            if sent is not None:
+                sent.set()
+            moved = await statement
+            if moved != len(items):
+                raise StaleState(f"tracking in {self.schema!r} moved without this projector (or a new generation)")
             if rows.news_players:
                 await conn.execute(self.delete_news_sql, rows.news_players)
                 if rows.rows["news"]:
-                    await conn.execute(self.upserts["news"], *(list(col) for col in zip(*rows.rows["news"])))
+                    await conn.execute(self.news_sql, *(list(col) for col in zip(*rows.rows["news"])))
             if rows.seasons:
                 await conn.execute(self.seasons_sql, *(list(col) for col in zip(*season_ids(rows.seasons))))
-            if batch.envelopes:
-                await conn.execute(self.outbox_sql, *(list(col) for col in zip(*batch.envelopes)))
+            await conn.execute("COMMIT")
+        except BaseException:
+            if not conn.is_closed():
+                await conn.execute("ROLLBACK")
+            raise
 
-    async def _track(self, conn: asyncpg.Connection, batch: Batch, generation: int) -> None:
-        items = sorted(batch.tracking.items())
-        topics = [tp[0] for tp, _ in items]
-        partitions = [tp[1] for tp, _ in items]
-        prev = [p for _, (p, _) in items]
-        last = [n for _, (_, n) in items]
-        moved = await conn.fetch(self.track_sql, topics, partitions, prev, last, self.epoch, generation)
-        if len(moved) != len(items):
-            raise StaleState(f"tracking in {self.schema!r} moved without this projector (or a new generation)")
+    async def warm_up(self, conn: asyncpg.Connection) -> None:
+        """Have the connection learn every array type the batch statements use, so the first
+        live batch does not pay for type introspection."""
+        await conn.fetchval(
+            "SELECT 1 FROM unnest($1::text[], $2::int[], $3::bigint[], $4::timestamptz[], $5::date[], "
+            "$6::numeric[], $7::float8[], $8::boolean[], $9::bytea[]) LIMIT 1",
+            [], [], [], [], [], [], [], [], [],
+        )

@@ -23,6 +23,7 @@ from projections.batch import TP, Batch, BatchCore, Record
 from projections.cache import StateCache, cache_path, watermark
 from projections.pg_state import ensure_meta, read_parts, read_tracking
 from projections.pg_writer import PgWriter, StaleState
+from projections.state import GameState
 from schemas.datasets import FEED_TOPICS, Dataset, pg_schema, topic_name
 
 log = logging.getLogger("projections.projector")
@@ -37,6 +38,14 @@ class Stats:
         self.reloads = 0
         self.loaded_from = ""
         self.load_seconds = 0.0
+
+
+def _quotes_of(states) -> list[tuple[str, str, str, object]]:
+    return [
+        (m.market_id, key, book, quote)
+        for state in states.values() if isinstance(state, GameState)
+        for m in state.markets.values() for key, line in m.lines.items() for book, quote in line.books.items()
+    ]
 
 
 class DatasetProjector:
@@ -60,6 +69,7 @@ class DatasetProjector:
         """Bind to the schema (a fresh one takes `epoch`) and load the working state."""
         self.epoch, self.generation = await ensure_meta(conn, self.schema, epoch)
         self.writer = PgWriter(self.schema, self.dataset, self.epoch)
+        await self.writer.warm_up(conn)
         await self.load(conn)
 
     async def load(self, conn: asyncpg.Connection) -> None:
@@ -73,11 +83,14 @@ class DatasetProjector:
             parts, quotes = self.cache.load()
             self.stats.loaded_from = "cache"
         else:
-            parts, quotes = await read_parts(conn, self.schema)
+            parts, rows = await read_parts(conn, self.schema)
+            states = assemble(parts, rows, self.core.window_us)
             if self.cache is not None:
-                self.cache.replace_all(parts, quotes, mark)
+                self.cache.replace_all(parts, _quotes_of(states), mark)
             self.stats.loaded_from = "postgres"
-        self.core.reset(assemble(parts, quotes, self.core.window_us), tracking)
+        if self.stats.loaded_from == "cache":
+            states = assemble(parts, quotes, self.core.window_us)
+        self.core.reset(states, tracking)
         self.committed = dict(tracking)
         self.stats.load_seconds = time.monotonic() - started
         log.info("%s: state of %d keys loaded from %s in %.2fs", self.schema, len(self.core.states),
@@ -86,11 +99,12 @@ class DatasetProjector:
     def fold(self, records: Sequence[Record]) -> Batch:
         return self.core.fold(records, datetime.now(timezone.utc))
 
-    async def write(self, conn: asyncpg.Connection, batch: Batch, undo: bool = True) -> None:
+    async def write(self, conn: asyncpg.Connection, batch: Batch, undo: bool = True,
+                    sent: asyncio.Event | None = None) -> None:
         """Commit a folded batch, then update cache and relay. Undoes the fold on failure
         (`undo=False`: the caller undoes, as a pipeline must, newest fold first)."""
         try:
-            await self.writer.write(conn, batch, self.generation)
+            await self.writer.write(conn, batch, self.generation, sent)
         except BaseException:
             if undo:
                 self.core.rollback(batch)

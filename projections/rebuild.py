@@ -27,7 +27,7 @@ from projections.locks import projector_lock_key
 from projections.log_ends import log_end_offsets
 from projections.pg_state import read_tracking
 from projections.projector import DatasetProjector
-from projections.replay import catch_up
+from projections.replay import REBUILD_RECORDS, catch_up
 from schemas.datasets import FEED_TOPICS, Dataset, pg_schema, topic_name
 
 log = logging.getLogger("projections.rebuild")
@@ -92,7 +92,7 @@ async def _catch_up_to_live(scratch: Scratch, conn: asyncpg.Connection, live: st
     for _ in range(10):
         if targets is None:
             return None
-        await catch_up(scratch.projector, conn, targets=targets)
+        await catch_up(scratch.projector, conn, targets=targets, batch_records=REBUILD_RECORDS)
         targets = await _live_targets(conn, live, scratch.epoch)
         if targets is None or _remaining(targets, scratch.projector.committed) <= CLOSE_ENOUGH:
             break
@@ -128,7 +128,7 @@ async def rebuild(settings: Settings, dataset: Dataset, conn: asyncpg.Connection
                 scratch.projector.core.publish = True
                 topics = [topic_name(dataset, b, settings.topic_namespace) for b in FEED_TOPICS]
                 targets = await log_end_offsets(settings, topics)
-            await catch_up(scratch.projector, conn, targets=targets)
+            await catch_up(scratch.projector, conn, targets=targets, batch_records=REBUILD_RECORDS)
             generation = await swap(conn, dataset, scratch.schema, keep_outbox=not epoch_changed)
         finally:
             await lock_conn.execute("SELECT pg_advisory_unlock($1)", projector_lock_key(dataset))
@@ -188,7 +188,7 @@ async def verify(settings: Settings, dataset: Dataset, conn: asyncpg.Connection,
         await lock_conn.execute("SELECT pg_advisory_lock($1)", projector_lock_key(dataset))
         try:
             targets = await _live_targets(conn, live, scratch.epoch)
-            await catch_up(scratch.projector, conn, targets=targets)
+            await catch_up(scratch.projector, conn, targets=targets, batch_records=REBUILD_RECORDS)
             # a snapshot taken while no live batch can commit: both schemas at the same offsets
             await snapshot_conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             await snapshot_conn.fetchval("SELECT 1")

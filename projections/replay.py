@@ -3,8 +3,8 @@ assignment, `getmany`) through the same batch core as the faust agents.
 
 faust's per-event machinery tops out near 10-15k events/s here, raw `getmany` near 300k/s, so
 catch-up after a restart, epoch rebuilds and `svc projections rebuild|verify` all come this way.
-Folding batch N+1 overlaps writing batch N (Postgres works on the other core); if a write
-fails, both folds are undone, newest first.
+Folding batch N+1 overlaps Postgres executing batch N's statement (on the other core); if a
+write fails, both folds are undone, newest first.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from projections.pg_writer import StaleState
 from projections.projector import DatasetProjector
 
 log = logging.getLogger("projections.replay")
-BATCH_RECORDS = 20_000
+BATCH_RECORDS = 20_000  # catch-up: the event loop stays responsive (faust joins meanwhile)
+REBUILD_RECORDS = 100_000  # scratch rebuilds: bigger batches rewrite each row fewer times
 
 
 async def catch_up(
@@ -71,16 +72,21 @@ async def _run(projector, conn, targets, stop, follow, batch_records) -> int:
         for tp, start in active.items():
             consumer.seek(tp, start)
         while active and not (stop is not None and stop.is_set()):
-            data = await consumer.getmany(timeout_ms=100, max_records=batch_records)
             records = []
-            for tp, batch in data.items():
-                if not follow:
-                    end = limit.get((tp.topic, tp.partition), 0)
-                    batch = [r for r in batch if r.offset < end]
-                    if not batch or batch[-1].offset + 1 >= end:
-                        active.pop(tp, None)
-                        consumer.pause(tp)
-                records.extend(batch)
+            while len(records) < batch_records and active:
+                # wait for the first records only; then take what is already fetched
+                data = await consumer.getmany(timeout_ms=0 if records else 100,
+                                              max_records=batch_records - len(records))
+                if not data:
+                    break
+                for tp, batch in data.items():
+                    if not follow:
+                        end = limit.get((tp.topic, tp.partition), 0)
+                        batch = [r for r in batch if r.offset < end]
+                        if not batch or batch[-1].offset + 1 >= end:
+                            active.pop(tp, None)
+                            consumer.pause(tp)
+                    records.extend(batch)
             if not records:
                 if not follow:
                     # nothing fetched: partitions whose position reached the limit are done
@@ -88,13 +94,18 @@ async def _run(projector, conn, targets, stop, follow, batch_records) -> int:
                         if await consumer.position(tp) >= limit.get((tp.topic, tp.partition), 0):
                             active.pop(tp)
                 continue
-            batch = projector.fold(records)  # overlaps the previous batch's write
+            batch = projector.fold(records)  # Postgres runs the previous batch's statement meanwhile
             if pending is not None:
                 previous, pending = pending, None
                 await _finish(projector, previous, newer=batch)
             if not batch.empty:
                 applied += batch.applied
-                pending = (batch, asyncio.ensure_future(projector.write(conn, batch, undo=False)))
+                sent = asyncio.Event()
+                task = asyncio.ensure_future(projector.write(conn, batch, undo=False, sent=sent))
+                pending = (batch, task)
+                # let the write put its statement on the wire before the next fold takes the loop
+                await asyncio.wait([task, asyncio.ensure_future(sent.wait())], return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.sleep(0)
         if pending is not None:
             previous, pending = pending, None
             await _finish(projector, previous, newer=None)

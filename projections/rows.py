@@ -138,7 +138,7 @@ class RowSet:
     lines_deleted: list[tuple[str, str]] = field(default_factory=list)
     news_players: list[str] = field(default_factory=list)  # news rewritten whole for these
     seasons: set[tuple[str, str]] = field(default_factory=set)  # (competition, label) to recompute
-    quotes: list[tuple[str, bytes]] = field(default_factory=list)  # cache parts of book quotes
+    quotes: list[tuple[str, BookQuote]] = field(default_factory=list)  # book quotes written (for the cache)
 
     def add(self, table: str, row: tuple) -> None:
         self.rows[table].append(row)
@@ -232,7 +232,7 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
     )
 
 
-def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool, blob: bytes) -> tuple:
+def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool) -> tuple:
     outcomes = [
         {"selection": o.selection, "name": o.name, "participant_id": o.participant_id, "price": o.price,
          "price_format": o.price_format, "point": o.point}
@@ -241,7 +241,7 @@ def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool, blob: byte
     o = q.origin
     return (
         m.market_id, key, q.book, q.kind, suspended, js(outcomes), o.source, from_us(o.source_ts), o.event_id,
-        q.book_name, from_us(o.ingest_ts), m.game_id, blob,
+        q.book_name, from_us(o.ingest_ts), m.game_id, None,  # state: rebuilt from these columns on load
     )
 
 
@@ -296,9 +296,8 @@ def _game_changes(old: GameState | None, new: GameState, out: RowSet, window_us:
             for book, q in line.books.items():
                 if old_books.get(book) is q and not suspension_changed:
                     continue
-                blob = pack(q)
-                out.add("book_prices", book_row(m, key, q, is_suspended(q, m.suspend_all, m.suspend_book), blob))
-                out.quotes.append((quote_part(market_id, key, book), blob))
+                out.add("book_prices", book_row(m, key, q, is_suspended(q, m.suspend_all, m.suspend_book)))
+                out.quotes.append((quote_part(market_id, key, book), q))
 
 
 def quote_part(market_id: str, key: str, book: str) -> str:

@@ -7,6 +7,8 @@ or the status changed; a book re-quoting the same prices changes nothing visible
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import msgspec
 
 from projections.consensus import devig, is_suspended, line_consensus, pick_main
@@ -15,28 +17,34 @@ from projections.event_time import to_us
 from projections.deltas import MARKET_SUSPENDED, MARKET_UPDATE, Delta, line_visible, market_data, market_header
 from projections.quotes import decimal_odds, line_key, points_agree, selection_key
 from projections.reducers.common import earliest, origin_of
-from projections.state import BookQuote, GameState, LineState, MarketState, QuotedOutcome, Suspension
+from projections.state import BookQuote, GameState, LineState, MarketState, Origin, QuotedOutcome, Suspension
 from schemas.events import MarketReopened, MarketSuspended, PriceQuoted
 from schemas.wire import market_topic
 
 
-def book_quote(e: PriceQuoted) -> BookQuote:
-    outcomes = tuple(sorted(
-        (QuotedOutcome(o.selection, o.name, o.participant_id, o.price, o.price_format, o.point) for o in e.outcomes),
-        key=lambda o: selection_key(o.selection),
-    ))
-    selections = tuple(o.selection for o in outcomes)
-    odds = tuple(decimal_odds(o.price, o.price_format) for o in outcomes)
+def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outcomes, market_type: str,
+               point: Decimal | None) -> BookQuote:
+    """A book's quote as consensus needs it: outcomes in canonical order, decimal odds and the
+    default method's no-vig probabilities, or no odds when the quote cannot price the line."""
+    ordered = tuple(sorted(outcomes, key=lambda o: selection_key(o.selection)))
+    selections = tuple(o.selection for o in ordered)
+    odds = tuple(decimal_odds(o.price, o.price_format) for o in ordered)
     usable = (
-        len(outcomes) >= 2
+        len(ordered) >= 2
         and len(set(selections)) == len(selections)
         and None not in odds
-        and all(points_agree(e.market_type, e.point, o.selection, o.point) for o in outcomes)
+        and all(points_agree(market_type, point, o.selection, o.point) for o in ordered)
     )
     result = devig(DEFAULT_METHOD, odds) if usable else None
     if result is None:
-        return BookQuote(e.book, e.book_name, e.kind, origin_of(e), outcomes, None, selections, None)
-    return BookQuote(e.book, e.book_name, e.kind, origin_of(e), outcomes, odds, selections, result.probabilities)
+        return BookQuote(book, book_name, kind, origin, ordered, None, selections, None, origin.source_ts)
+    return BookQuote(book, book_name, kind, origin, ordered, odds, selections, result.probabilities, origin.source_ts)
+
+
+def book_quote(e: PriceQuoted) -> BookQuote:
+    outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, o.price, o.price_format, o.point)
+                for o in e.outcomes]
+    return make_quote(e.book, e.book_name, e.kind, origin_of(e), outcomes, e.market_type, e.point)
 
 
 def _new_market(game: GameState, e) -> MarketState:
