@@ -41,12 +41,16 @@ COMPARED = (
 CLOSE_ENOUGH = 2_000  # records left to replay when the exclusive lock is taken
 
 
-async def stale_reason(conn: asyncpg.Connection, schema: str, epoch: str, ends: dict[TP, int]) -> str | None:
-    """Why the schema's read models cannot continue on this log (None: they can)."""
+async def stale_reason(conn: asyncpg.Connection, schema: str, epoch: str, ends: dict[TP, int],
+                       tracking: dict[TP, tuple[int, str]] | None = None) -> str | None:
+    """Why the schema's read models cannot continue on this log (None: they can). Pass
+    `tracking` read before `ends` when a projector may be writing meanwhile."""
     row = await conn.fetchrow(f'SELECT epoch FROM "{schema}".projection_meta WHERE id = 1')
     if row is not None and row["epoch"] != epoch:
         return f"log epoch changed ({row['epoch']} -> {epoch})"
-    for tp, (offset, tracked_epoch) in (await read_tracking(conn, schema)).items():
+    if tracking is None:
+        tracking = await read_tracking(conn, schema)
+    for tp, (offset, tracked_epoch) in tracking.items():
         if tracked_epoch != epoch:
             return f"{tp[0]}[{tp[1]}] was tracked in epoch {tracked_epoch}, the log is {epoch}"
         if offset >= ends.get(tp, 0):

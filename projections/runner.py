@@ -28,6 +28,7 @@ from projections.faust_app import build_app
 from projections.lag import group_name
 from projections.log_ends import log_end_offsets
 from projections.outbox import OutboxRelay
+from projections.pg_state import read_tracking
 from projections.projector import DatasetProjector
 from projections.rebuild import rebuild, stale_reason
 from projections.replay import catch_up
@@ -132,26 +133,38 @@ class Projector:
             self.stop.set()
 
     async def watch(self) -> None:
-        """Exit when the log under us changed (a new broker, or recreated topics)."""
+        """Exit when the log under us changed (a new broker, or recreated topics): the restart
+        finds the read models stale and rebuilds them from the new log."""
         misses = 0
-        while not self.stop.is_set():
-            await asyncio.sleep(WATCH_EVERY)
-            for dataset, lane in self.lanes.items():
-                try:
-                    epoch = await asyncio.wait_for(read_epoch(self.settings, dataset), WATCH_EVERY)
-                    misses = 0
-                except Exception as exc:
-                    misses += 1
-                    log.warning("cannot read the log epoch (%r)", exc)
-                    if misses < 3:
-                        continue
-                    epoch = None
-                if epoch != lane.projector.epoch:
-                    log.error("%s: the log epoch is now %s, the read models' is %s: exiting to rebuild",
-                              dataset, epoch, lane.projector.epoch)
-                    self.exit_code = EXIT_LOG_CHANGED
-                    self.stop.set()
-                    return
+        conn = await connect(self.settings.require_database())
+        try:
+            while not self.stop.is_set():
+                await asyncio.sleep(WATCH_EVERY)
+                for dataset, lane in self.lanes.items():
+                    try:
+                        epoch = await asyncio.wait_for(read_epoch(self.settings, dataset), WATCH_EVERY)
+                        reason = None
+                        if epoch == lane.projector.epoch:
+                            # tracking first: a batch committed meanwhile is then below the ends
+                            tracking = await read_tracking(conn, pg_schema(dataset))
+                            ends = await asyncio.wait_for(log_end_offsets(self.settings, lane.projector.topics),
+                                                          WATCH_EVERY)
+                            reason = await stale_reason(conn, pg_schema(dataset), epoch, ends, tracking)
+                        misses = 0
+                    except Exception as exc:
+                        misses += 1
+                        log.warning("cannot check the log (%r)", exc)
+                        if misses < 3:
+                            continue
+                        epoch, reason = None, "the log cannot be read"
+                    if epoch != lane.projector.epoch or reason is not None:
+                        log.error("%s: the log changed under the read models (%s): exiting to rebuild", dataset,
+                                  reason or f"epoch {lane.projector.epoch} -> {epoch}")
+                        self.exit_code = EXIT_LOG_CHANGED
+                        self.stop.set()
+                        return
+        finally:
+            await conn.close()
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()

@@ -49,3 +49,40 @@ async def test_projector_process_catches_up_then_follows_the_log_with_faust(sett
     (market,) = [r for t, r in runs.items() if t.startswith("market:")]
     assert market == list(range(1, len(market) + 1)) and len(market) == 21  # a new book each time, then b0 again
     assert seq_runs(await wire_deltas(settings, "test"))  # the sandbox has its own deltas topic
+
+
+async def test_a_log_that_changes_under_the_running_projector_makes_it_exit_and_rebuild(settings, topics, tmp_path):
+    import asyncio
+
+    from projections.rebuild import verify
+
+    await ev.publish(settings, [G, *[ev.quote(GID, f"b{i}", [-110 - i, 100 + i], minute=i) for i in range(5)]])
+    log = tmp_path / "projector.log"
+    proc = start_projector(settings, log)
+    try:
+        assert await caught_up(settings, 60)
+        # tracked offsets beyond the log's end: what recreated topics look like
+        conn = await connect(settings.database_url)
+        try:
+            await conn.execute("UPDATE live.tracking SET last_offset = last_offset + 1000")
+        finally:
+            await conn.close()
+        code = await asyncio.to_thread(proc.wait, 30)
+        assert code == 3, log.read_text()[-2000:]  # the watchdog's "log changed" exit
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    proc = start_projector(settings, log)  # as the supervisor would
+    try:
+        assert await caught_up(settings, 60), log.read_text()[-2000:]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    assert "rebuilding from offset 0" in log.read_text()
+    conns = [await connect(settings.database_url) for _ in range(3)]
+    try:
+        result = await verify(settings, "live", *conns)
+    finally:
+        for c in conns:
+            await c.close()
+    assert result.identical, result.differences
