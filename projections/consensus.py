@@ -15,10 +15,11 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from projections.odds.devig import FloatDevig, devig_floats
+from projections.odds.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
 from projections.state import BookQuote, Consensus, ConsensusOutcome, LineState, Suspension
 
 EXCHANGE = "exchange"
+OTHER_METHODS = tuple(m for m in METHODS if m != DEFAULT_METHOD)
 
 
 def median(values: Sequence[float]) -> float:
@@ -109,43 +110,52 @@ def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     return Consensus(n, hold, outcomes, sum([abs(p - fair) for p in probabilities]))
 
 
-def method_consensus(eligible: Sequence[BookQuote], method: str) -> tuple[tuple[float, ...] | None, dict]:
-    """Consensus no-vig probabilities under any method, with notes for the read model.
+@lru_cache(maxsize=1 << 16)
+def devig_others(odds: tuple[float, ...]) -> tuple[FloatDevig | None, ...]:
+    """One book's results under every non-default method (memoised by its prices)."""
+    return tuple(devig(method, odds) for method in OTHER_METHODS)
+
+
+def other_methods(eligible: Sequence[BookQuote]) -> dict[str, tuple[tuple[float, ...] | None, dict]]:
+    """Consensus no-vig probabilities under every other method, with notes for the read model.
 
     Books whose result falls outside (0, 1) or whose solver did not converge are left out of
-    the median and named in the flags; a line no book can be devigged on has no probabilities.
+    that method's median and named in its flags; a line no book can be devigged on by a method
+    has no probabilities under it.
     """
-    usable: list[FloatDevig] = []
-    flags: set[str] = set()
-    parameters: list[float] = []
-    for q in eligible:
-        r = devig(method, q.odds)
-        if r is None:
-            flags.add("failed")
-        elif not r.in_range:
-            flags.add("out_of_range")
-        elif not r.converged:
-            flags.add("not_converged")
-        else:
-            usable.append(r)
-            if r.parameter is not None:
-                parameters.append(r.parameter)
-    left_out = len(eligible) - len(usable)
-    message = None
-    if left_out:
-        message = (
-            f"{left_out} of {len(eligible)} books left out: their {method} result was "
-            f"{' or '.join(sorted(f.replace('_', ' ') for f in flags))}"
+    per_book = [devig_others(q.odds) for q in eligible]
+    out = {}
+    for i, method in enumerate(OTHER_METHODS):
+        usable: list[FloatDevig] = []
+        flags: set[str] = set()
+        for results in per_book:
+            r = results[i]
+            if r is None:
+                flags.add("failed")
+            elif not r.in_range:
+                flags.add("out_of_range")
+            elif not r.converged:
+                flags.add("not_converged")
+            else:
+                usable.append(r)
+        message = None
+        if flags:
+            message = (
+                f"{len(eligible) - len(usable)} of {len(eligible)} books left out: their {method} result was "
+                f"{' or '.join(sorted(f.replace('_', ' ') for f in flags))}"
+            )
+        parameters = [r.parameter for r in usable if r.parameter is not None]
+        note = {
+            "books": len(usable),
+            "flags": sorted(flags),
+            "message": message,
+            "parameter": median(parameters) if parameters else None,
+        }
+        probabilities = (
+            _median_probabilities(zip(*[r.probabilities for r in usable]), len(usable)) if usable else None
         )
-    note = {
-        "books": len(usable),
-        "flags": sorted(flags),
-        "message": message,
-        "parameter": median(parameters) if parameters else None,
-    }
-    if not usable:
-        return None, note
-    return _median_probabilities(zip(*[r.probabilities for r in usable]), len(usable)), note
+        out[method] = (probabilities, note)
+    return out
 
 
 def pick_main(lines: Mapping[str, LineState]) -> str | None:

@@ -18,6 +18,8 @@ from aiokafka import AIOKafkaProducer
 
 log = logging.getLogger("projections.outbox")
 SCAN_LIMIT = 5000
+DELETE_EVERY = 0.5  # seconds: acked rows are deleted in bulk (a crash re-sends them: exact duplicates)
+DELETE_AT = 5000  # ... or as soon as this many are acked
 
 
 class OutboxRelay:
@@ -27,6 +29,8 @@ class OutboxRelay:
         self.producer = producer
         self.queue: asyncio.Queue[list[tuple[str, int, bytes]]] = asyncio.Queue()
         self.sent = 0
+        self.acked: list[tuple[str, int]] = []  # sent and acked, not yet deleted
+        self.deleted_at = 0.0
         self.idle = asyncio.Event()
         s = f'"{schema}"'
         self.scan_sql = f"SELECT wire_topic, seq, envelope FROM {s}.outbox ORDER BY wire_topic, seq LIMIT {SCAN_LIMIT}"
@@ -46,8 +50,12 @@ class OutboxRelay:
                 await self._send_stored()
                 while True:
                     if self.queue.empty():
+                        await self._delete_acked()
                         self.idle.set()
-                    items = await self.queue.get()
+                    try:
+                        items = await asyncio.wait_for(self.queue.get(), DELETE_EVERY)
+                    except asyncio.TimeoutError:
+                        continue
                     while not self.queue.empty() and len(items) < SCAN_LIMIT:
                         items.extend(self.queue.get_nowait())
                     await self._send(items)
@@ -55,6 +63,7 @@ class OutboxRelay:
                 raise
             except Exception as exc:  # the broker or database hiccuped: start over from the table
                 log.warning("outbox relay: %r; resending what the outbox holds", exc)
+                self.acked = []  # still in the table: sent again, as exact duplicates
                 while not self.queue.empty():
                     self.queue.get_nowait()
                 await asyncio.sleep(1.0)
@@ -65,14 +74,24 @@ class OutboxRelay:
             if not rows:
                 return
             await self._send([(r["wire_topic"], r["seq"], r["envelope"]) for r in rows])
+            await self._delete_acked()  # before the next scan, or it would find them again
             if len(rows) < SCAN_LIMIT:
                 return
 
     async def _send(self, items: list[tuple[str, int, bytes]]) -> None:
         futures = [await self.producer.send(self.topic, value, key=topic.encode()) for topic, _, value in items]
         await asyncio.gather(*futures)
-        await self.conn.execute(self.delete_sql, [t for t, _, _ in items], [s for _, s, _ in items])
         self.sent += len(items)
+        self.acked.extend((t, s) for t, s, _ in items)
+        loop = asyncio.get_running_loop()
+        if len(self.acked) >= DELETE_AT or loop.time() - self.deleted_at >= DELETE_EVERY:
+            await self._delete_acked()
+
+    async def _delete_acked(self) -> None:
+        if self.acked:
+            acked, self.acked = self.acked, []
+            await self.conn.execute(self.delete_sql, [t for t, _ in acked], [s for _, s in acked])
+        self.deleted_at = asyncio.get_running_loop().time()
 
     async def drain(self, timeout: float) -> bool:
         """Wait until everything handed over was sent (at shutdown)."""

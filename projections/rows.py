@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from projections import season_lines
-from projections.consensus import eligible_quotes, method_consensus
+from projections.consensus import eligible_quotes, other_methods
 from projections.deltas import field as game_field
 from projections.event_time import from_us, opt_dt
 from projections.odds.devig import DEFAULT_METHOD, METHODS
@@ -210,9 +210,8 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
         DEFAULT_METHOD: tuple(o.probability for o in c.outcomes)
     }
     notes: dict[str, dict] = {DEFAULT_METHOD: {"books": c.books, "flags": [], "message": None, "parameter": None}}
-    for method in METHODS:
-        if method != DEFAULT_METHOD:
-            probabilities[method], notes[method] = method_consensus(eligible, method)
+    for method, (values, note) in other_methods(eligible).items():
+        probabilities[method], notes[method] = values, note
     outcomes = [
         {
             "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),

@@ -22,6 +22,7 @@ import asyncpg
 from infra.db import connect
 from infra.kafka import make_producer
 from infra.log_epoch import ensure_epoch, read_epoch
+from infra.migrate import migrate
 from infra.settings import Settings
 from infra.topics import ensure_topics
 from projections.faust_app import build_app
@@ -65,6 +66,11 @@ class Projector:
 
     async def prepare(self) -> None:
         s = self.settings
+        conn = await connect(s.require_database())
+        try:
+            await migrate(conn)  # a no-op when `svc up` migrated already; run standalone, it must
+        finally:
+            await conn.close()
         await ensure_topics(s)
         self.producer = make_producer(s, linger_ms=1)
         await self.producer.start()

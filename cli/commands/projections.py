@@ -30,6 +30,8 @@ def _logging(settings, process: str) -> None:
 
     configure_logging(settings, process)
     logging.getLogger("projections").setLevel(settings.log_level.upper())
+    # faust's services log their start and stop under our transport's module name
+    logging.getLogger("projections.faust_app").setLevel(logging.WARNING)
 
 
 async def _connections(settings, n: int):

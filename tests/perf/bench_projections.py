@@ -212,6 +212,51 @@ async def _wait_for(path, text: str, timeout: float) -> float | None:
     return None
 
 
+async def _faust_floor(ctx: BenchContext) -> tuple[list[float], list[float]]:
+    """Latency of a faust agent that does nothing, same broker, same load: the floor of the
+    live path, as faust is configured here (also: append -> plain consumer receipt)."""
+    import faust
+
+    from projections.faust_app import broker_url
+
+    settings = await ctx.fresh_settings(topic_partitions=4)
+    await ensure_topics(settings)
+    topic = topic_name("live", FEED_GAMES, settings.topic_namespace)
+    app = faust.App(f"{settings.topic_namespace}floor", broker=broker_url(settings.kafka_bootstrap), web_enabled=False,
+                    topic_disable_leader=True, topic_allow_declare=False, store="memory://",
+                    broker_session_timeout=6, broker_heartbeat_interval=1, broker_rebalance_timeout=6,
+                    consumer_auto_offset_reset="latest", autodiscover=False)
+    seen: dict[tuple[int, int], float] = {}
+
+    async def agent(stream):
+        async for events in stream.take_events(2000, within=0.005):
+            now = time.perf_counter()
+            for e in events:
+                seen[(e.message.partition, e.message.offset)] = now
+
+    app.agent(app.topic(topic, key_serializer="raw", value_serializer="raw"), name="floor")(agent)
+    await app.start()
+    raw_seen: dict[tuple[int, int], float] = {}
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(_watch_topic(settings, topic, lambda r, now: raw_seen.__setitem__(
+        (r.partition, r.offset), now), stop))
+    producer = make_producer(settings, linger_ms=0)
+    await producer.start()
+    try:
+        await asyncio.sleep(2.0)
+        load = LiveLoad(settings)
+        await load.run(producer, LIVE_SECONDS, RATE)
+        await asyncio.sleep(1.0)
+        faust_lat = [(seen[k] - t) * 1000 for k, t in load.sent.items() if k in seen]
+        raw_lat = [(raw_seen[k] - t) * 1000 for k, t in load.sent.items() if k in raw_seen]
+        return faust_lat, raw_lat
+    finally:
+        stop.set()
+        watcher.cancel()
+        await producer.stop()
+        await app.stop()
+
+
 async def _live_and_restart(ctx: BenchContext) -> list[Figure]:
     settings = await ctx.fresh_settings(topic_partitions=4)
     await ensure_topics(settings)
@@ -327,5 +372,12 @@ async def run(ctx: BenchContext) -> list[Figure]:
         "raw aiokafka getmany, same topic", raw, ">= 0.25",
         f"{applied:,} events: {GAMES} games x {len(BOOKS)} books x 3 markets x {ROUNDS} rounds; 4 partitions",
     )]
+    faust_lat, raw_lat = await _faust_floor(ctx)
+    for q, label in ((0.5, "p50"), (0.99, "p99")):
+        figures.append(Figure(
+            f"faust floor {label}: append -> an agent that does nothing", _percentile(faust_lat, q), "ms",
+            f"append -> plain consumer receipt {label}", _percentile(raw_lat, q), None,
+            f"the live path's floor here: {RATE}/s, take_events(2000, 5 ms), same broker",
+        ))
     figures += await _live_and_restart(ctx)
     return figures
