@@ -163,9 +163,18 @@ class Supervisor:
         child.pid_file.write_text(f"{child.proc.pid}\n")
         log.info("started", child=child.name, pid=child.proc.pid, log=str(child.log_file))
 
+    @staticmethod
+    def _sweep(pgid: int) -> None:
+        """Kill what is left of a child's process group (a granian worker outlives a killed main)."""
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def _reap(self, child: Child) -> None:
         """Notice a child that exited; schedule its restart (or mark a one-shot done)."""
         code = child.proc.returncode
+        self._sweep(child.proc.pid)
         child.pid_file.unlink(missing_ok=True)
         child.proc = None
         if child.one_shot and code == 0:
@@ -199,6 +208,7 @@ class Supervisor:
             log.warning("did not stop in time; killing", child=child.name)
             os.killpg(child.proc.pid, signal.SIGKILL)
             child.proc.wait()
+        self._sweep(child.proc.pid)
         child.pid_file.unlink(missing_ok=True)
         log.info("stopped", child=child.name)
 

@@ -104,3 +104,19 @@ def alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def processes_of(data_dir: Path) -> list[int]:
+    """Every live process started for the stack in `data_dir` (children inherit SVC_DATA_DIR)."""
+    needle = f"SVC_DATA_DIR={data_dir}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except (FileNotFoundError, PermissionError, ProcessLookupError):
+            continue
+        if needle in env and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found

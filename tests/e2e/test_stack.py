@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.e2e.stack import Stack, alive
+from tests.e2e.stack import Stack, alive, processes_of
 
 pytestmark = pytest.mark.e2e
 
@@ -43,4 +43,6 @@ def test_up_serves_health_restarts_children_and_stops_cleanly(tmp_path):
         time.sleep(0.2)
     left = {n: p for n, p in pids.items() if p and alive(p)}
     assert not left, f"processes left behind after Ctrl-C: {left}"
+    # grandchildren too (API workers, Postgres backends): nothing carrying this stack's data dir
+    assert processes_of(stack.data_dir) == []
     assert not list((tmp_path / "svc" / "run").glob("*.pid"))
