@@ -81,18 +81,24 @@ class PgWriter:
         self.s = s
         self.delete_news_sql = f"DELETE FROM {s}.news WHERE player_id = ANY($1::text[])"
         self.news_sql = upsert_sql(schema, "news")
+        utc = "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'"  # one fixed text form for every writer
         self.seasons_sql = (
-            f"INSERT INTO {s}.seasons AS t (id, competition, label, year, starts_on, ends_on, source, as_of) "
+            f"INSERT INTO {s}.seasons AS t (id, competition, label, year, starts_on, ends_on, source, as_of, provenance) "
+            "SELECT id, competition, label, year, starts_on, ends_on, source, as_of, "
+            f"jsonb_build_object('source', source, 'source_ts', to_char(as_of AT TIME ZONE 'UTC', {utc}), "
+            f"'ingest_ts', to_char(ingest AT TIME ZONE 'UTC', {utc})) FROM ("
             "SELECT i.id, i.competition, i.label, i.year, "
-            "min((g.kickoff_sort AT TIME ZONE coalesce(c.timezone, 'UTC'))::date), "
-            "max((g.kickoff_sort AT TIME ZONE coalesce(c.timezone, 'UTC'))::date), "
-            "string_agg(DISTINCT g.source, ', ' ORDER BY g.source), max(g.as_of) "
+            "min((g.kickoff_sort AT TIME ZONE coalesce(c.timezone, 'UTC'))::date) AS starts_on, "
+            "max((g.kickoff_sort AT TIME ZONE coalesce(c.timezone, 'UTC'))::date) AS ends_on, "
+            "string_agg(DISTINCT g.source, ', ' ORDER BY g.source) AS source, max(g.as_of) AS as_of, "
+            "max((g.provenance->>'ingest_ts')::timestamptz) AS ingest "
             "FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS i(id, competition, label, year) "
             f"JOIN {s}.games g ON g.competition = i.competition AND g.season = i.label "
             f"LEFT JOIN {s}.competitions c ON c.slug = i.competition "
-            "GROUP BY i.id, i.competition, i.label, i.year, c.timezone "
+            "GROUP BY i.id, i.competition, i.label, i.year, c.timezone) agg "
             "ON CONFLICT (id) DO UPDATE SET year = EXCLUDED.year, starts_on = EXCLUDED.starts_on, "
-            "ends_on = EXCLUDED.ends_on, source = EXCLUDED.source, as_of = EXCLUDED.as_of"
+            "ends_on = EXCLUDED.ends_on, source = EXCLUDED.source, as_of = EXCLUDED.as_of, "
+            "provenance = EXCLUDED.provenance"
         )
         self._statements: dict[tuple, str] = {}
 
