@@ -62,6 +62,8 @@ class OutboxRelay:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the broker or database hiccuped: start over from the table
+                if self.conn.is_closed():
+                    raise  # the database connection is gone: let the process restart cleanly
                 log.warning("outbox relay: %r; resending what the outbox holds", exc)
                 self.acked = []  # still in the table: sent again, as exact duplicates
                 while not self.queue.empty():

@@ -99,7 +99,9 @@ class Projector:
                             self.producer)
         projector.relay = relay
         lane = Lane(projector, conn, relay_conn, relay)
-        lane.tasks.append(asyncio.create_task(relay.run(), name=f"relay-{dataset}"))
+        task = asyncio.create_task(relay.run(), name=f"relay-{dataset}")
+        task.add_done_callback(self._task_done)
+        lane.tasks.append(task)
         log.info("%s: prepared in %.2fs (state from %s)", dataset, time.monotonic() - started,
                  projector.stats.loaded_from)
         return lane
