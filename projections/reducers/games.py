@@ -12,10 +12,12 @@ from schemas.events import GameRescheduled, GameScheduled, GameStateChanged
 from schemas.wire import game_topic
 
 
-def _kickoff(event) -> tuple[int | None, str | None] | None:
+def _kickoff(event) -> list | None:
+    """[kickoff_at µs, kickoff_date ISO] set together (a time clears a date-only kickoff). A
+    list, as a stored state part decodes it."""
     if event.kickoff_at is None and event.kickoff_date is None:
         return None
-    return (None if event.kickoff_at is None else to_us(event.kickoff_at), iso_date(event.kickoff_date))
+    return [None if event.kickoff_at is None else to_us(event.kickoff_at), iso_date(event.kickoff_date)]
 
 
 def _scheduled(game: GameState, e: GameScheduled) -> GameState:

@@ -1,0 +1,45 @@
+"""The working state survives a restart exactly: loaded from the rocksdict cache when its
+watermark matches Postgres, from Postgres (`projector_state` + `book_prices`) otherwise, and
+both give the state the projector had in memory."""
+
+from __future__ import annotations
+
+from infra.db import connect
+from tests.support import projection_events as ev
+from tests.support.projection_harness import projector, run_to_end
+
+GAMES = ev.schedule(4)
+
+
+def log():
+    g = GAMES[0].game_id
+    p = ev.player("00-1", "A Player")
+    return [
+        ev.team("KC", aliases=["Chiefs"]), *GAMES, p, *ev.season_quotes(GAMES, ("a", "b", "c"), 6, seed=3),
+        ev.suspended(g, ev.quote(g, "a", [-110, -110], market_type="totals", point="47.5").market_id, book="b",
+                     minute=30),
+        ev.state(g, "live", minute=31, home=3, away=0), ev.injury(p.player_id, "Out", minute=2),
+        ev.news(p.player_id, "Signed", minute=3), ev.stat_line(p.player_id, g, 1, {"yards": 12}, minute=4),
+    ]
+
+
+async def test_cache_and_postgres_give_the_state_the_projector_had(settings, topics):
+    await ev.publish(settings, log())
+    async with projector(settings) as p:
+        await run_to_end(p)
+        in_memory = dict(p.core.states)
+        tracking = dict(p.core.tracking)
+    async with projector(settings) as cached:
+        assert cached.stats.loaded_from == "cache"
+        assert cached.core.states == in_memory and cached.core.tracking == tracking
+    # a cache whose watermark Postgres does not match is ignored
+    conn = await connect(settings.database_url)
+    try:
+        await conn.execute("UPDATE live.tracking SET last_offset = last_offset WHERE true")  # same values
+        await conn.execute("UPDATE live.projection_meta SET generation = generation + 1")
+    finally:
+        await conn.close()
+    async with projector(settings) as reloaded:
+        assert reloaded.stats.loaded_from == "postgres"
+        assert reloaded.core.states == in_memory
+        assert await run_to_end(reloaded) == 0
