@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Protocol
+from typing import Iterable, Protocol
 
 import msgspec
 
@@ -125,6 +125,3 @@ class BatchCore:
         self.states = states
         self.tracking = dict(tracking)
 
-
-def data_hint(batch: Batch) -> dict[str, Any]:
-    return {"applied": batch.applied, "deltas": len(batch.deltas), "rows": batch.rows.count(), "bad": len(batch.bad)}

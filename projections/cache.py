@@ -88,4 +88,4 @@ def cache_path(data_dir: Path, dataset: str) -> Path:
     return Path(data_dir) / "projector" / dataset
 
 
-__all__ = ["StateCache", "Watermark", "watermark", "cache_path", "Any"]
+__all__ = ["StateCache", "Watermark", "watermark", "cache_path"]

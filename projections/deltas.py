@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from projections.event_time import from_us, iso_date
+from projections.event_time import from_us
 from projections.odds.devig import DEFAULT_METHOD
 from projections.state import Consensus, GameState, MarketState
 
@@ -154,6 +154,3 @@ def market_data(m: MarketState, changed: list[str]) -> dict[str, Any]:
         "removed_lines": removed,
     }
 
-
-__all__ = ["Delta", "GAME_STATE", "MARKET_UPDATE", "MARKET_SUSPENDED", "game_visible", "game_data",
-           "market_header", "line_visible", "market_data", "iso_date"]

@@ -13,7 +13,6 @@ web server, no topic declaration (`infra.topics` creates every topic), no idempo
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Awaitable, Callable
 
@@ -107,4 +106,4 @@ def build_app(
     return app
 
 
-__all__ = ["build_app", "Transport", "asyncio"]
+__all__ = ["build_app", "Transport"]

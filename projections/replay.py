@@ -14,7 +14,6 @@ import logging
 
 import asyncpg
 from infra.kafka import make_consumer
-from infra.settings import Settings
 from projections.batch import TP, Batch
 from projections.log_ends import high_watermarks, partitions_of
 from projections.pg_writer import StaleState

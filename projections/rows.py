@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -23,8 +22,6 @@ from projections.consensus import eligible_quotes, other_methods
 from projections.deltas import field as game_field
 from projections.event_time import from_us, opt_dt
 from projections.odds.devig import DEFAULT_METHOD, METHODS
-from projections.quotes import point_of
-from projections.reducers.players import game_line_id
 from projections.search_terms import normalise
 from projections.state import (
     BookQuote, GameState, LineState, MarketState, Origin, PlayerState, TeamState,
@@ -448,4 +445,4 @@ def decode_part(part: str, blob: bytes):
     return msgspec.msgpack.decode(blob, type=kind)
 
 
-__all__ = ["TABLES", "RowSet", "batch_rows", "decode_part", "season_ids", "quote_part", "point_of"]
+__all__ = ["TABLES", "RowSet", "batch_rows", "decode_part", "season_ids", "quote_part"]

@@ -18,7 +18,7 @@ from projections.deltas import MARKET_SUSPENDED, MARKET_UPDATE, Delta, line_visi
 from projections.quotes import decimal_odds, line_key, points_agree, selection_key
 from projections.reducers.common import earliest, origin_of
 from projections.state import BookQuote, GameState, LineState, MarketState, Origin, QuotedOutcome, Suspension
-from schemas.events import MarketReopened, MarketSuspended, PriceQuoted
+from schemas.events import MarketSuspended, PriceQuoted
 from schemas.wire import market_topic
 
 
