@@ -34,8 +34,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     kafka_idempotence: bool = False
     # books whose newest quote is older than this (event time) drop out of consensus
     consensus_window_seconds: int = 3600
-    # how fast `svc up` plays the sandbox day (times real speed)
-    sandbox_speed: float = 60.0
+    # how fast `svc up` plays the sandbox day: N times real speed, or "max"
+    sandbox_speed: str = "60"
     api_workers: int = 1
     log_level: str = "info"
     log_json: bool | None = None  # None: JSON when stderr is not a TTY
