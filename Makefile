@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: up test bench openapi asyncapi lint clean venv
+.PHONY: up test bench docs openapi asyncapi clean venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,13 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.perf.run $(ARGS)
 
+docs: openapi asyncapi
+
 openapi: $(STAMP)
 	$(BIN)/svc openapi --out docs/openapi.json
+
+asyncapi: $(STAMP)
+	$(BIN)/svc asyncapi --out docs/asyncapi.json
 
 clean:
 	rm -rf $(VENV) .svc .pytest_cache .hypothesis

@@ -26,6 +26,72 @@ class Envelope(msgspec.Struct, kw_only=True, frozen=True):
     data: dict[str, Any]
 
 
+# ---- `data` payloads per delta type (docs/wire-deltas.md; the AsyncAPI document is built from these)
+
+
+class Score(msgspec.Struct, kw_only=True):
+    home: int | None
+    away: int | None
+
+
+class GameStateData(msgspec.Struct, kw_only=True):
+    """`game.state`: the game's full visible state after the change."""
+
+    game_id: str
+    status: str  # scheduled, live, final, postponed, cancelled, suspended (open)
+    score: Score | None
+    period: str | None
+    clock: str | None
+    possession: str | None  # tm_ ID
+    last_play: str | None
+    kickoff_at: datetime | None
+    kickoff_date: str | None  # YYYY-MM-DD, when the source gives no time
+    venue: str | None
+
+
+class LineOutcome(msgspec.Struct, kw_only=True):
+    selection: str  # home, away, draw, over, under, yes, no
+    name: str
+    participant_id: str | None
+    point: float | None
+    price: float  # consensus decimal price: the median of the books' decimal prices
+    probability: dict[str, float]  # {"multiplicative": consensus no-vig probability}
+
+
+class LineData(msgspec.Struct, kw_only=True):
+    line_key: str  # the point as text, "" without a point
+    point: float | None
+    is_main: bool
+    books: int
+    hold: float
+    outcomes: list[LineOutcome]
+
+
+class MarketData(msgspec.Struct, kw_only=True):
+    """`market.update` and `market.suspended`: the market header and the lines that changed."""
+
+    market_id: str
+    game_id: str
+    kind: str  # game, prop, future, exchange
+    type: str  # h2h, spreads, totals, prop type
+    period: str
+    participant_id: str | None
+    name: str | None
+    status: str  # open, suspended
+    reason: str | None
+    main_point: float | None
+    books: int
+    lines: list[LineData]
+    removed_lines: list[str]
+
+
+DATA_BY_TYPE: dict[str, type[msgspec.Struct]] = {
+    "game.state": GameStateData,
+    "market.update": MarketData,
+    "market.suspended": MarketData,
+}
+
+
 def game_topic(game_id: str) -> str:
     return f"game:{game_id}"
 

@@ -1,4 +1,4 @@
-"""`svc openapi`: write the REST API's OpenAPI document (generated from the code)."""
+"""`svc openapi` and `svc asyncapi`: the REST and Wire documents, generated from the code."""
 
 from __future__ import annotations
 
@@ -23,3 +23,15 @@ def register(app: typer.Typer) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
         typer.echo(f"wrote {out} ({len(document.get('paths', {}))} paths)")
+
+    @app.command("asyncapi")
+    def asyncapi(
+        out: Annotated[Path, typer.Option("--out", help="File to write")] = Path("docs/asyncapi.json"),
+    ) -> None:
+        """Write the AsyncAPI 3.0 document of the Wire deltas (generated from schemas.wire)."""
+        from infra.version import VERSION
+        from schemas.asyncapi import document
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(msgspec.json.format(msgspec.json.encode(document(VERSION)), indent=2) + b"\n")
+        typer.echo(f"wrote {out}")
