@@ -21,6 +21,7 @@ from pathlib import Path
 from ingest import csv_rows
 from ingest.csv_rows import BadValue, Row
 from ingest.identity import Team, UnknownTeam, kickoff_sort, local_kickoff, nfl_team
+from ingest.nflverse import COMPETITION, SOURCE, SPORT, each_row
 from ingest.prices import BadPrice, check_market
 from ingest.records import GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution
 from schemas import natural_keys
@@ -29,11 +30,8 @@ from schemas.events import (
 )
 
 NAME = "nflverse-games"
-SOURCE = "nflverse"
 LINES_SOURCE = "nflverse closing lines"
 LINES_BOOK = "nflverse"
-COMPETITION = "nfl"
-SPORT = "american_football"
 # nflverse has no time for a result: a final is stamped this long after kickoff
 FINAL_AFTER = timedelta(hours=4)
 REQUIRED = ("game_id", "season", "game_type", "week", "gameday", "gametime", "away_team", "home_team")
@@ -96,15 +94,7 @@ def _kickoff(row: Row) -> tuple[datetime | None, date]:
 
 
 def _items(rows: list[Row], width: int, ctx: _FileContext, ingest_ts: datetime) -> Iterator[Item]:
-    for index, row in enumerate(rows):
-        location = f"line {row.line}"
-        if row.width != width:
-            yield Rejected(index, location, row.raw, f"expected {width} fields, found {row.width}")
-            continue
-        try:
-            yield from _row(index, location, row, ctx, ingest_ts)
-        except (BadValue, UnknownTeam) as exc:
-            yield Rejected(index, location, row.raw, str(exc))
+    return each_row(rows, width, lambda index, location, row: _row(index, location, row, ctx, ingest_ts))
 
 
 def _row(index: int, location: str, row: Row, ctx: _FileContext, ingest_ts: datetime) -> Iterator[Item]:

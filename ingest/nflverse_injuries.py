@@ -20,14 +20,12 @@ import msgspec
 
 from ingest import csv_rows
 from ingest.csv_rows import BadValue, Row
-from ingest.identity import UnknownTeam, nfl_team, player_id
-from ingest.records import Identity, Item, Parsed, Record, Rejected, Resolution, WeekGame
-from schemas.events import AnyEvent, InjuryReported, KnownBy, NewsPublished, PlayerRegistered, PlayerUpdated
+from ingest.identity import nfl_team, player_id
+from ingest.nflverse import COMPETITION, SOURCE, Roster, each_row
+from ingest.records import Identity, Item, Parsed, Record, Resolution, WeekGame
+from schemas.events import AnyEvent, InjuryReported, NewsPublished
 
 NAME = "nflverse-injuries"
-SOURCE = "nflverse"
-COMPETITION = "nfl"
-SPORT = "american_football"
 REQUIRED = ("season", "team", "week", "gsis_id", "full_name", "date_modified")
 GAME_DAY = {"Out": "out"}
 DESIGNATIONS = ("Questionable", "Doubtful", "Out")  # a report status that is news (Note is not)
@@ -54,23 +52,11 @@ def reported_at(row: Row) -> datetime:
 
 
 def _items(rows: list[Row], width: int, ingest_ts: datetime) -> Iterator[Item]:
-    first_seen: dict[str, PlayerRegistered] = {}
-    current: dict[str, tuple] = {}
-    for index, row in enumerate(rows):
-        location = f"line {row.line}"
-        if row.width != width:
-            yield Rejected(index, location, row.raw, f"expected {width} fields, found {row.width}")
-            continue
-        try:
-            yield _row(index, location, row, first_seen, current, ingest_ts)
-        except (BadValue, UnknownTeam) as exc:
-            yield Rejected(index, location, row.raw, str(exc))
+    roster = Roster(ingest_ts)
+    return each_row(rows, width, lambda index, location, row: (_row(index, location, row, roster, ingest_ts),))
 
 
-def _row(
-    index: int, location: str, row: Row, first_seen: dict[str, PlayerRegistered], current: dict[str, tuple],
-    ingest_ts: datetime,
-) -> Record:
+def _row(index: int, location: str, row: Row, roster: Roster, ingest_ts: datetime) -> Record:
     gsis = csv_rows.required(row, "gsis_id")
     season_text = csv_rows.required(row, "season")
     season = csv_rows.integer(row, "season")
@@ -93,28 +79,13 @@ def _row(
     query = WeekGame(COMPETITION, season_text, week, team.team_id) if week is not None else None
 
     def build(res: Resolution) -> list[AnyEvent]:
-        registered = first_seen.get(gsis)
-        if registered is None:
-            registered = first_seen[gsis] = PlayerRegistered(
-                source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid, sport=SPORT,
-                competition=COMPETITION, name=name, position=position, team_id=team.team_id,
-                known_by=[KnownBy(SOURCE, gsis)],
-            )
-        events: list[AnyEvent] = [registered]
-        now = (name, position, team.team_id)
-        before = current.setdefault(gsis, now)
-        if now != before:
-            current[gsis] = now
-            events.append(PlayerUpdated(
-                source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
-                name=name, position=position, team_id=team.team_id,
+        events, moved_from = roster.observe(gsis, pid, name, position, team.team_id, at)
+        if moved_from is not None:
+            events.append(NewsPublished(
+                source=SOURCE, source_id=report.source_id, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
+                kind="transaction", headline=TRANSACTION_NEWS.format(name=name, team=team.name)[:200],
+                published_at=at,
             ))
-            if before[2] != team.team_id:
-                events.append(NewsPublished(
-                    source=SOURCE, source_id=report.source_id, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
-                    kind="transaction", headline=TRANSACTION_NEWS.format(name=name, team=team.name)[:200],
-                    published_at=at,
-                ))
         game = res.week_game(query) if query is not None else None
         events.append(report if game is None else _with_game(report, game.game_id))
         if status in DESIGNATIONS and week is not None:

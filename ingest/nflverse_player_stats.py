@@ -16,15 +16,13 @@ from pathlib import Path
 
 from ingest import csv_rows
 from ingest.csv_rows import BadValue, Row
-from ingest.identity import Team, UnknownTeam, nfl_team, player_id
+from ingest.identity import Team, nfl_team, player_id
+from ingest.nflverse import COMPETITION, SOURCE, Roster, each_row
 from ingest.nflverse_games import FINAL_AFTER
 from ingest.records import FormatError, Identity, Item, Parsed, Record, Rejected, Resolution, WeekGame
-from schemas.events import AnyEvent, KnownBy, PlayerRegistered, PlayerUpdated, StatLineRecorded, StatValue
+from schemas.events import AnyEvent, StatLineRecorded, StatValue
 
 NAME = "nflverse-player-stats"
-SOURCE = "nflverse"
-COMPETITION = "nfl"
-SPORT = "american_football"
 SEASON_TYPES = {"REG": "regular", "POST": "postseason", "PRE": "preseason"}
 # identity columns; every other column is a stat. Newer nflverse releases say `team`
 IDENTITY = frozenset({
@@ -45,22 +43,14 @@ def parse(path: Path, ingest_ts: datetime, rows: list[Row] | None = None) -> Par
 
 
 def _items(rows: list[Row], width: int, team_column: str, stat_columns: list[str], ingest_ts: datetime) -> Iterator[Item]:
-    first_seen: dict[str, PlayerRegistered] = {}
-    current: dict[str, tuple] = {}  # the player's name, position and team as last emitted
-    for index, row in enumerate(rows):
-        location = f"line {row.line}"
-        if row.width != width:
-            yield Rejected(index, location, row.raw, f"expected {width} fields, found {row.width}")
-            continue
-        try:
-            yield _row(index, location, row, team_column, stat_columns, first_seen, current, ingest_ts)
-        except (BadValue, UnknownTeam) as exc:
-            yield Rejected(index, location, row.raw, str(exc))
+    roster = Roster(ingest_ts)
+    return each_row(rows, width, lambda index, location, row: (
+        _row(index, location, row, team_column, stat_columns, roster, ingest_ts),))
 
 
 def _row(
-    index: int, location: str, row: Row, team_column: str, stat_columns: list[str],
-    first_seen: dict[str, PlayerRegistered], current: dict[str, tuple], ingest_ts: datetime,
+    index: int, location: str, row: Row, team_column: str, stat_columns: list[str], roster: Roster,
+    ingest_ts: datetime,
 ) -> Record:
     gsis = csv_rows.required(row, "player_id")
     season = csv_rows.required(row, "season")
@@ -91,21 +81,7 @@ def _row(
             return Rejected(index, location, row.raw,
                             f"no known game for {team.key} in {season} week {week} (ingest the schedule first)")
         at = game.kickoff_at + FINAL_AFTER
-        registered = first_seen.get(gsis)
-        if registered is None:
-            registered = first_seen[gsis] = PlayerRegistered(
-                source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid, sport=SPORT,
-                competition=COMPETITION, name=name, position=position, team_id=team.team_id,
-                known_by=[KnownBy(SOURCE, gsis)],
-            )
-        events: list[AnyEvent] = [registered]
-        now = (name, position, team.team_id)
-        if now != current.setdefault(gsis, now):
-            current[gsis] = now
-            events.append(PlayerUpdated(
-                source=SOURCE, source_id=gsis, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
-                name=name, position=position, team_id=team.team_id,
-            ))
+        events, _ = roster.observe(gsis, pid, name, position, team.team_id, at)
         events.append(StatLineRecorded(
             source=SOURCE, source_id=line_id, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
             team_id=team.team_id, game_id=game.game_id, season=season, week=week, season_type=season_type,

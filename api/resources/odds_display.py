@@ -36,8 +36,11 @@ def number(value: Any) -> float | None:
 
 
 def american(decimal: float) -> float:
-    """American odds of a decimal price > 1: +(d - 1) * 100 from evens up, else -100 / (d - 1)."""
-    return (decimal - 1.0) * 100.0 if decimal >= 2.0 else -100.0 / (decimal - 1.0)
+    """American odds of a decimal price > 1: +(d - 1) * 100 from evens up, else -100 / (d - 1).
+    Rounded to 10 places: the float division leaves noise such as -101.99999999999999 for a
+    price quoted at -102, and no American price means anything below a ten-billionth."""
+    value = (decimal - 1.0) * 100.0 if decimal >= 2.0 else -100.0 / (decimal - 1.0)
+    return round(value, 10)
 
 
 def american_display(value: float) -> str:
