@@ -7,6 +7,8 @@ else None, and the tests exercise the in-process fallback instead.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import asyncio
 import os
 import shutil
@@ -17,6 +19,7 @@ import asyncpg
 import httpx
 import msgspec
 import pytest
+from litestar.params import QueryParameter
 from litestar import Request, get, post
 
 from api.app import create_app
@@ -53,7 +56,7 @@ def redis_url(tmp_path_factory) -> str | None:
 # ---- test-only routes, mounted on the real app -------------------------------------------------
 
 @get("/v1/_test/odds", opt={"operation": "test.odds", "scope": "read:odds", "price": 1}, sync_to_thread=False)
-def priced_read(request: Request, fail: int | None = None) -> dict:
+def priced_read(request: Request, fail: Annotated[int | None, QueryParameter()] = None) -> dict:
     """Like a read route: scope read:odds, 1 credit; `fail=404` answers a problem instead."""
     if fail == 404:
         raise ProblemError("not_found", "No such thing.", param="fail")
