@@ -44,7 +44,7 @@ def _on_problem(request: Request, exc: ProblemError) -> Response:
     return problem_response(request, exc.code, exc.detail, exc.param, exc.headers, exc.retryable)
 
 
-def _validation_param(exc: ValidationException) -> tuple[str | None, str]:
+def validation_param(exc: ValidationException) -> tuple[str | None, str]:
     """The offending field and a readable message from Litestar's validation detail."""
     extra = exc.extra if isinstance(exc.extra, list) else []
     for item in extra:
@@ -68,7 +68,7 @@ def _wire_name(request: Request, param: str | None) -> str | None:
 
 
 def _on_validation(request: Request, exc: ValidationException) -> Response:
-    param, message = _validation_param(exc)
+    param, message = validation_param(exc)
     param = _wire_name(request, param)
     detail = f"Invalid value for '{param}': {message}" if param else message
     return problem_response(request, "invalid_request", detail, param)

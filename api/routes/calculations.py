@@ -18,7 +18,7 @@ from litestar.params import Body, FromPath
 
 from api import calc_run
 from api.calc_examples import SUMMARIES, request_example, response_example
-from api.errors import _validation_param, problem_response
+from api.errors import validation_param, problem_response
 from api.openapi import problem_responses
 from api.problems import ProblemError
 
@@ -47,7 +47,7 @@ _NAMED_FIELD = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
 
 def _on_validation(request: Request, exc: ValidationException) -> Response:
     """As the app's handler, but an unknown or missing field is named itself (`legs[0].zzz`), not its parent."""
-    param, message = _validation_param(exc)
+    param, message = validation_param(exc)
     if "matching regex" in message:  # the number pattern is for machines; say it in words
         message = 'Expected a number, or a string holding one (e.g. "1.91", "-110", "10/11" or "evens")'
     named = _NAMED_FIELD.search(message)
