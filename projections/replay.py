@@ -21,6 +21,10 @@ from projections.projector import DatasetProjector
 
 log = logging.getLogger("projections.replay")
 BATCH_RECORDS = 20_000  # catch-up: the event loop stays responsive (faust joins meanwhile)
+# `at_head` is set once the records not yet folded are at most this many: the faust agents
+# (`take_events` batches of 2,000, per-event stream machinery) take over from there. Handed
+# over earlier, they would work off a restart's backlog at a fraction of this path's rate.
+NEAR_HEAD = 2_000
 REBUILD_RECORDS = 100_000  # scratch rebuilds: bigger batches rewrite each row fewer times
 
 
@@ -32,15 +36,17 @@ async def catch_up(
     stop: asyncio.Event | None = None,
     follow: bool = False,
     batch_records: int = BATCH_RECORDS,
+    at_head: asyncio.Event | None = None,
 ) -> int:
     """Apply records from the tracked offsets up to `targets` (exclusive end offsets; default:
-    the end offsets when called). `follow`: keep reading new records until `stop` is set.
-    Returns the number of records applied."""
+    the end offsets when called). `follow`: keep reading new records until `stop` is set, and
+    set `at_head` once within `NEAR_HEAD` records of the log end. Returns the number of
+    records applied."""
     applied = 0
     while True:
         try:
             async with projector.lock:
-                applied += await _run(projector, conn, targets, stop, follow, batch_records)
+                applied += await _run(projector, conn, targets, stop, follow, batch_records, at_head)
             return applied
         except StaleState as exc:
             log.warning("%s: %s; reloading state and resuming", projector.schema, exc)
@@ -49,7 +55,19 @@ async def catch_up(
                 await projector.load(conn)
 
 
-async def _run(projector, conn, targets, stop, follow, batch_records) -> int:
+def _behind(consumer, tps, tracking: dict[TP, int]) -> int | None:
+    """Records between what was folded and the high watermarks of the last fetches (None
+    while a partition has not answered a fetch yet)."""
+    total = 0
+    for tp in tps:
+        mark = consumer.highwater(tp)
+        if mark is None:
+            return None
+        total += max(0, mark - tracking.get((tp.topic, tp.partition), -1) - 1)
+    return total
+
+
+async def _run(projector, conn, targets, stop, follow, batch_records, at_head) -> int:
     consumer = make_consumer(projector.settings, fetch_max_wait_ms=100)
     await consumer.start()
     pending: tuple[Batch, asyncio.Task] | None = None
@@ -87,6 +105,8 @@ async def _run(projector, conn, targets, stop, follow, batch_records) -> int:
                             consumer.pause(tp)
                     records.extend(batch)
             if not records:
+                if at_head is not None:
+                    at_head.set()  # a fetch round found nothing new
                 if not follow:
                     # nothing fetched: partitions whose position reached the limit are done
                     for tp in list(active):
@@ -94,6 +114,10 @@ async def _run(projector, conn, targets, stop, follow, batch_records) -> int:
                             active.pop(tp)
                 continue
             batch = projector.fold(records)  # Postgres runs the previous batch's statement meanwhile
+            if at_head is not None and not at_head.is_set():
+                behind = _behind(consumer, active, projector.core.tracking)
+                if behind is not None and behind <= NEAR_HEAD:
+                    at_head.set()
             if pending is not None:
                 previous, pending = pending, None
                 await _finish(projector, previous, newer=batch)

@@ -50,6 +50,7 @@ class Lane:
     relay: OutboxRelay
     tasks: list[asyncio.Task] = field(default_factory=list)
     catch_up_stop: asyncio.Event = field(default_factory=asyncio.Event)
+    at_head: asyncio.Event = field(default_factory=asyncio.Event)  # the catch-up got near the log end
     catch_up_task: asyncio.Task | None = None
 
 
@@ -109,15 +110,24 @@ class Projector:
     def start_catch_up(self) -> None:
         for lane in self.lanes.values():
             lane.catch_up_task = asyncio.create_task(
-                catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop),
+                catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop, at_head=lane.at_head),
                 name=f"catch-up-{lane.projector.dataset}",
             )
             lane.catch_up_task.add_done_callback(self._task_done)
 
     async def hand_over(self) -> None:
-        """Called by faust before it resumes: stop the catch-up, let it finish its batch."""
+        """Called by faust before it resumes: once the catch-up is near the log end, stop it
+        and let it finish its batch. (A restart's backlog goes through the catch-up, several
+        times faster than the agents; faust keeps its partitions paused meanwhile.)"""
         await self.ready.wait()
         for lane in self.lanes.values():
+            if lane.catch_up_task is not None and not lane.catch_up_task.done():
+                waits = [asyncio.ensure_future(e.wait()) for e in (lane.at_head, lane.catch_up_stop, self.stop)]
+                try:
+                    await asyncio.wait([*waits, lane.catch_up_task], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for w in waits:
+                        w.cancel()
             lane.catch_up_stop.set()
         await asyncio.gather(*(lane.catch_up_task for lane in self.lanes.values() if lane.catch_up_task))
 
