@@ -23,13 +23,20 @@ class ModeChoice(str, Enum):
     test = "test"
 
 
-async def _connection(settings):
+def _with_connection(settings, action, *args, **kwargs):
+    """Run `action(conn, ...)` on a connection to the stack's (migrated) database."""
     from infra.db import connect
     from infra.migrate import migrate
 
-    conn = await connect(settings.require_database())
-    await migrate(conn)  # idempotent: a fresh database gets the access tables
-    return conn
+    async def go():
+        conn = await connect(settings.require_database())
+        try:
+            await migrate(conn)  # idempotent: a fresh database gets the access tables
+            return await action(conn, *args, **kwargs)
+        finally:
+            await conn.close()
+
+    return run(go())
 
 
 def _row(record) -> dict:
@@ -64,18 +71,11 @@ def register(app: typer.Typer) -> None:
 
         settings = settings_for(data_dir)
 
-        async def go():
-            conn = await _connection(settings)
-            try:
-                return await create_key(
-                    conn, settings.secret().encode(), account=account, plan=plan.value,
-                    scopes=parse_scopes(scopes), mode=mode.value,
-                )
-            finally:
-                await conn.close()
-
         try:
-            key, record = run(go())
+            key, record = _with_connection(
+                settings, create_key, settings.secret().encode(), account=account, plan=plan.value,
+                scopes=parse_scopes(scopes), mode=mode.value,
+            )
         except KeyRefused as exc:
             fail(str(exc))
         if as_json:
@@ -103,14 +103,7 @@ def register(app: typer.Typer) -> None:
 
         settings = settings_for(data_dir)
 
-        async def go():
-            conn = await _connection(settings)
-            try:
-                return await list_keys(conn, account)
-            finally:
-                await conn.close()
-
-        rows = [_row(r) for r in run(go())]
+        rows = [_row(r) for r in _with_connection(settings, list_keys, account)]
         if as_json:
             print_json({"object": "list", "data": rows})
             return
@@ -133,14 +126,7 @@ def register(app: typer.Typer) -> None:
 
         settings = settings_for(data_dir)
 
-        async def go():
-            conn = await _connection(settings)
-            try:
-                return await revoke_key(conn, key_id)
-            finally:
-                await conn.close()
-
-        record = run(go())
+        record = _with_connection(settings, revoke_key, key_id)
         if record is None:
             fail(f"no key {key_id}")
         if as_json:
