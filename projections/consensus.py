@@ -116,14 +116,15 @@ def devig_others(odds: tuple[float, ...]) -> tuple[FloatDevig | None, ...]:
     return tuple(devig(method, odds) for method in OTHER_METHODS)
 
 
-def other_methods(eligible: Sequence[BookQuote]) -> dict[str, tuple[tuple[float, ...] | None, dict]]:
-    """Consensus no-vig probabilities under every other method, with notes for the read model.
+def other_methods(odds: Sequence[tuple[float, ...]]) -> dict[str, tuple[tuple[float, ...] | None, dict]]:
+    """Consensus no-vig probabilities under every other method, with notes for the read model,
+    from the eligible books' decimal odds (in book order).
 
     Books whose result falls outside (0, 1) or whose solver did not converge are left out of
     that method's median and named in its flags; a line no book can be devigged on by a method
     has no probabilities under it.
     """
-    per_book = [devig_others(q.odds) for q in eligible]
+    per_book = [devig_others(o) for o in odds]
     out = {}
     for i, method in enumerate(OTHER_METHODS):
         usable: list[FloatDevig] = []
@@ -141,7 +142,7 @@ def other_methods(eligible: Sequence[BookQuote]) -> dict[str, tuple[tuple[float,
         message = None
         if flags:
             message = (
-                f"{len(eligible) - len(usable)} of {len(eligible)} books left out: their {method} result was "
+                f"{len(odds) - len(usable)} of {len(odds)} books left out: their {method} result was "
                 f"{' or '.join(sorted(f.replace('_', ' ') for f in flags))}"
             )
         parameters = [r.parameter for r in usable if r.parameter is not None]

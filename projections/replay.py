@@ -55,10 +55,10 @@ async def catch_up(
                 await projector.load(conn)
 
 
-def _behind(consumer, tps, tracking: dict[TP, int]) -> int | None:
-    """Records between what was folded and the high watermarks of the last fetches (None
-    while a partition has not answered a fetch yet)."""
-    total = 0
+def _behind(consumer, tps, tracking: dict[TP, int], taken: int) -> int | None:
+    """Records past what was folded, `taken` (fetched, about to be folded) aside, by the high
+    watermarks of the last fetches (None while a partition has not answered a fetch yet)."""
+    total = -taken
     for tp in tps:
         mark = consumer.highwater(tp)
         if mark is None:
@@ -104,9 +104,12 @@ async def _run(projector, conn, targets, stop, follow, batch_records, at_head) -
                             active.pop(tp, None)
                             consumer.pause(tp)
                     records.extend(batch)
+            if at_head is not None and not at_head.is_set():
+                # by the high watermarks of the fetches (an empty first round proves nothing)
+                behind = _behind(consumer, active, projector.core.tracking, len(records))
+                if behind is not None and behind <= NEAR_HEAD:
+                    at_head.set()
             if not records:
-                if at_head is not None:
-                    at_head.set()  # a fetch round found nothing new
                 if not follow:
                     # nothing fetched: partitions whose position reached the limit are done
                     for tp in list(active):
@@ -114,10 +117,6 @@ async def _run(projector, conn, targets, stop, follow, batch_records, at_head) -
                             active.pop(tp)
                 continue
             batch = projector.fold(records)  # Postgres runs the previous batch's statement meanwhile
-            if at_head is not None and not at_head.is_set():
-                behind = _behind(consumer, active, projector.core.tracking)
-                if behind is not None and behind <= NEAR_HEAD:
-                    at_head.set()
             if pending is not None:
                 previous, pending = pending, None
                 await _finish(projector, previous, newer=batch)

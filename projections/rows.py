@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
 
 from projections import season_lines
-from projections.consensus import eligible_quotes, other_methods
+from projections.consensus import eligible_quotes, is_suspended, other_methods
 from projections.deltas import field as game_field
 from projections.event_time import from_us, opt_dt
 from projections.odds.devig import DEFAULT_METHOD, METHODS
@@ -200,15 +201,22 @@ def market_row(m: MarketState) -> tuple:
     )
 
 
+@lru_cache(maxsize=1 << 14)
+def _methods(odds: tuple[tuple[float, ...], ...]) -> tuple[dict[str, tuple[float, ...] | None], str]:
+    """A line's probabilities under the other methods and its `methods` JSON, which depend on
+    the eligible books' prices only (memoised: lines keep being re-quoted at the same prices)."""
+    probabilities: dict[str, tuple[float, ...] | None] = {}
+    notes: dict[str, dict] = {DEFAULT_METHOD: {"books": len(odds), "flags": [], "message": None, "parameter": None}}
+    for method, (values, note) in other_methods(odds).items():
+        probabilities[method], notes[method] = values, note
+    return probabilities, js(notes)
+
+
 def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -> tuple:
     c = line.consensus
     eligible = eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us)
-    probabilities: dict[str, tuple[float, ...] | None] = {
-        DEFAULT_METHOD: tuple(o.probability for o in c.outcomes)
-    }
-    notes: dict[str, dict] = {DEFAULT_METHOD: {"books": c.books, "flags": [], "message": None, "parameter": None}}
-    for method, (values, note) in other_methods(eligible).items():
-        probabilities[method], notes[method] = values, note
+    others, notes = _methods(tuple([q.odds for q in eligible]))
+    probabilities = {DEFAULT_METHOD: tuple(o.probability for o in c.outcomes), **others}
     outcomes = [
         {
             "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),
@@ -223,7 +231,7 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
     as_of = from_us(max(q.origin.source_ts for q in eligible))
     prov = {"source": source, "source_ts": as_of, "ingest_ts": from_us(max(q.origin.ingest_ts for q in eligible))}
     return (
-        m.market_id, key, line.point, key == m.main_key, c.books, c.hold, js(outcomes), js(notes), source,
+        m.market_id, key, line.point, key == m.main_key, c.books, c.hold, js(outcomes), notes, source,
         as_of, js(prov),
     )
 
@@ -242,8 +250,6 @@ def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool) -> tuple:
 
 
 def _game_changes(old: GameState | None, new: GameState, out: RowSet, window_us: int) -> None:
-    from projections.consensus import is_suspended
-
     header_changed = old is None or (
         old.fields is not new.fields or old.origin is not new.origin or old.known_by is not new.known_by
         or old.play is not new.play or old.as_of != new.as_of or old.seq != new.seq
