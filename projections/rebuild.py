@@ -23,7 +23,7 @@ from infra.log_epoch import ensure_epoch
 from infra.migrate import apply_dataset_ddl
 from infra.settings import Settings
 from projections.batch import TP
-from projections.locks import projector_lock_key
+from projections.locks import projector_lock_key, scratch_lock_key
 from projections.log_ends import log_end_offsets
 from projections.pg_state import read_tracking
 from projections.projector import DatasetProjector
@@ -39,6 +39,12 @@ COMPARED = (
     "injuries", "availability", "news", "stat_lines", "search_index", "topic_seq", "projector_state",
 )
 CLOSE_ENOUGH = 2_000  # records left to replay when the exclusive lock is taken
+SCRATCH_INFIX = "_build_"  # scratch schemas are named <dataset schema>_build_<random>
+# whether this session holds an advisory lock on a bigint key (pg_locks splits it in two halves)
+_HELD = (
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted "
+    "AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1)"
+)
 
 
 async def stale_reason(conn: asyncpg.Connection, schema: str, epoch: str, ends: dict[TP, int],
@@ -66,8 +72,11 @@ class Scratch:
 
 
 async def open_scratch(conn: asyncpg.Connection, settings: Settings, dataset: Dataset, *, publish: bool) -> Scratch:
+    """A fresh scratch schema, held by this connection's session (see `drop_abandoned`)."""
+    await drop_abandoned(conn, dataset)
     epoch = await ensure_epoch(settings, dataset)
-    schema = f"{pg_schema(dataset)}_build_{secrets.token_hex(4)}"
+    schema = f"{pg_schema(dataset)}{SCRATCH_INFIX}{secrets.token_hex(4)}"
+    await conn.execute("SELECT pg_advisory_lock($1)", scratch_lock_key(schema))
     await apply_dataset_ddl(conn, schema)
     projector = DatasetProjector(settings, dataset, schema=schema, publish=publish, use_cache=False)
     await projector.open(conn, epoch)
@@ -75,7 +84,31 @@ async def open_scratch(conn: asyncpg.Connection, settings: Settings, dataset: Da
 
 
 async def drop_schema(conn: asyncpg.Connection, schema: str) -> None:
+    """Drop a scratch schema (gone already after a swap renamed it) and release its key."""
     await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    if await conn.fetchval(_HELD, scratch_lock_key(schema)):
+        await conn.execute("SELECT pg_advisory_unlock($1)", scratch_lock_key(schema))
+
+
+async def drop_abandoned(conn: asyncpg.Connection, dataset: Dataset) -> list[str]:
+    """Drop the dataset's scratch schemas whose builder is gone: a rebuild or verify killed
+    midway leaves its schema behind, and its session, with the schema's key, ended with it.
+    Schemas of builders still running keep their key and are left alone."""
+    pattern = pg_schema(dataset) + SCRATCH_INFIX.replace("_", r"\_") + "%"
+    dropped = []
+    for name in await conn.fetchval("SELECT array_agg(nspname) FROM pg_namespace WHERE nspname LIKE $1",
+                                    pattern) or ():
+        key = scratch_lock_key(name)
+        if await conn.fetchval(_HELD, key):
+            continue  # this very session builds it (advisory locks are re-entrant)
+        if await conn.fetchval("SELECT pg_try_advisory_lock($1)", key):
+            try:
+                await conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", key)
+            log.warning("dropped the scratch schema %s: its builder is gone", name)
+            dropped.append(name)
+    return dropped
 
 
 async def _live_targets(conn: asyncpg.Connection, schema: str, epoch: str) -> dict[TP, int] | None:

@@ -4,13 +4,15 @@ verify finds a tampered row, and read models of another log are rebuilt, never c
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 
 from infra.db import connect
 from infra.log_epoch import ensure_epoch
 from infra.topics import ensure_topics
 from projections.log_ends import log_end_offsets
-from projections.rebuild import rebuild, stale_reason, verify
+from projections.rebuild import drop_schema, open_scratch, rebuild, stale_reason, verify
 from projections.runner import Projector
 from tests.support import projection_events as ev
 from tests.support.projection_harness import projector, run_to_end, seq_runs, wire_deltas
@@ -200,3 +202,34 @@ async def test_rebuild_under_a_running_projector_loses_nothing(settings, topics,
     finally:
         await conn.close()
     assert seqs == {t: r[-1] for t, r in runs.items()}
+
+
+async def _scratch_schemas(conn) -> set[str]:
+    return {r["nspname"] for r in await conn.fetch(r"SELECT nspname FROM pg_namespace WHERE nspname LIKE 'live\_build\_%'")}
+
+
+async def test_a_scratch_schema_whose_builder_died_is_dropped_by_the_next_build(settings, topics):
+    await ev.publish(settings, [ev.team("KC"), G, *log_part(0, 5)])
+    dead, alive, later = [await connect(settings.database_url) for _ in range(3)]
+    try:
+        abandoned = await open_scratch(dead, settings, "live", publish=False)
+        running = await open_scratch(alive, settings, "live", publish=False)
+        pid = dead.get_server_pid()
+        await dead.close()  # as a killed rebuild: its session, and with it the schema's key, ends
+        for _ in range(200):
+            if not await later.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid):
+                break
+            await asyncio.sleep(0.025)
+        assert {abandoned.schema, running.schema} <= await _scratch_schemas(later)
+
+        fresh = await open_scratch(later, settings, "live", publish=False)
+        # the dead builder's schema is gone; the running builder's and the new one are not
+        assert await _scratch_schemas(later) == {running.schema, fresh.schema}
+        await drop_schema(later, fresh.schema)
+        await drop_schema(alive, running.schema)
+        assert await _scratch_schemas(later) == set()
+        assert not await alive.fetchval("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = $1",
+                                        alive.get_server_pid())
+    finally:
+        for c in (alive, later):
+            await c.close()
