@@ -12,6 +12,7 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
 
+from api.access.address import trusted_networks
 from api.access.docs import AccessDocs
 from api.access.middleware import AccessMiddleware
 from api.errors import EXCEPTION_HANDLERS
@@ -103,4 +104,5 @@ def create_litestar(settings: Settings) -> Litestar:
 def create_app(settings: Settings | None = None) -> FrontDoor:
     """The served ASGI app: the front door around Litestar."""
     settings = settings or load_settings()
+    trusted_networks(settings.trusted_proxies)  # a bad SVC_TRUSTED_PROXIES stops the start, not every request
     return FrontDoor(create_litestar(settings), docs_url=settings.docs_url)

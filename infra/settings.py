@@ -42,6 +42,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     docs_url: str = "https://docs.svc.dev"
     # HMAC secret for API-key hashes; generated into the data dir when unset
     key_secret: str | None = None
+    # reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs)
+    trusted_proxies: str = ""
 
     @property
     def stack_file(self) -> Path:
@@ -96,6 +98,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_LOG_JSON": "log_json",
     "SVC_DOCS_URL": "docs_url",
     "SVC_KEY_SECRET": "key_secret",
+    "SVC_TRUSTED_PROXIES": "trusted_proxies",
 }
 
 # what `svc up` records for the other commands to find the running parts

@@ -2,6 +2,11 @@
 
 An IPv6 client usually holds a whole /64, so its windows and allowance are per /64; IPv4 per
 address. The address is never stored: windows and usage rows are keyed by a keyed hash of it.
+
+Behind a reverse proxy every peer is the proxy. `X-Forwarded-For` is believed only when the
+peer is a configured trusted proxy (`SVC_TRUSTED_PROXIES`), and then read from the right: the
+client is the nearest hop that is not itself trusted (what each trusted proxy appended), so a
+client cannot pick its own address by sending the header itself.
 """
 
 from __future__ import annotations
@@ -9,6 +14,52 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(spec: str) -> tuple[Network, ...]:
+    """Comma-separated addresses or CIDR blocks, e.g. `10.0.0.0/8, 127.0.0.1`; ValueError on a bad one."""
+    return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in spec.split(",") if part.strip())
+
+
+def _ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    value = value.strip()
+    if value.startswith("[") and "]" in value:  # [v6]:port
+        value = value[1:value.index("]")]
+    elif value.count(":") == 1:  # v4:port
+        value = value.split(":", 1)[0]
+    try:
+        ip = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def _trusted(ip, networks: tuple[Network, ...]) -> bool:
+    return any(ip.version == n.version and ip in n for n in networks)
+
+
+def client_address(peer: str | None, forwarded_for: str | None, networks: tuple[Network, ...]) -> str | None:
+    """The caller's address: the peer, unless the peer is a trusted proxy and says whom it
+    forwards for. A malformed hop ends the walk at the last trusted address before it."""
+    if not networks or not forwarded_for or peer is None:
+        return peer
+    peer_ip = _ip(peer)
+    if peer_ip is None or not _trusted(peer_ip, networks):
+        return peer
+    client = str(peer_ip)
+    for hop in reversed(forwarded_for.split(",")):
+        ip = _ip(hop)
+        if ip is None:
+            break
+        client = str(ip)
+        if not _trusted(ip, networks):
+            break
+    return client
 
 
 def address_bucket(host: str | None) -> str:

@@ -32,10 +32,9 @@ def service_for(scope: Scope) -> AccessService:
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
+    """The header's value; repeated headers joined with commas (RFC 9110 5.3)."""
+    values = [value.decode("latin-1") for key, value in scope.get("headers", []) if key.lower() == name]
+    return ", ".join(values) if values else None
 
 
 class AccessMiddleware(ASGIMiddleware):
@@ -52,7 +51,9 @@ class AccessMiddleware(ASGIMiddleware):
 
         service = service_for(scope)
         client = scope.get("client")
-        caller = await service.identify(_header(scope, b"authorization"), client[0] if client else None)
+        caller = await service.identify(
+            _header(scope, b"authorization"), client[0] if client else None, _header(scope, b"x-forwarded-for")
+        )
         state["dataset"] = caller.mode
         service.authorize(caller, operation, opt.get("scope"), opt.get("credential"))
         rate = await service.count_call(caller, operation)

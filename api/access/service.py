@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import asyncpg
 
-from api.access.address import address_subject
+from api.access.address import address_subject, client_address, trusted_networks
 from api.access.context import Caller, CreditState, credit_state
 from api.access.credits import CreditMeter
 from api.access.headers import access_headers, retry_after
@@ -39,18 +39,20 @@ def _unauthenticated(detail: str) -> ProblemError:
 class AccessService:
     def __init__(self, settings: Settings, pool: asyncpg.Pool | None, redis=None, windows: Windows | None = None) -> None:
         self._secret = settings.secret().encode()
+        self._proxies = trusted_networks(settings.trusted_proxies)
         self._pool = pool
         self.windows = windows or Windows(redis, prefix=f"svc:{settings.topic_namespace}rl:")
         self.meter = CreditMeter(pool) if pool is not None else None
 
-    async def identify(self, authorization: str | None, host: str | None) -> Caller:
+    async def identify(self, authorization: str | None, host: str | None, forwarded_for: str | None = None) -> Caller:
+        """The caller of a request from `host` (the socket peer) with these headers."""
         token = bearer_token(authorization)
         if token is None:
             if authorization is not None:
                 raise _unauthenticated("Send the API key as 'Authorization: Bearer <key>'.")
             return Caller(
                 credential="anonymous", mode="live", plan="anonymous", account_id=None, key_id=None,
-                scopes=frozenset(), subject=address_subject(self._secret, host),
+                scopes=frozenset(), subject=address_subject(self._secret, client_address(host, forwarded_for, self._proxies)),
             )
         if self._pool is None:
             raise _unavailable("API keys")

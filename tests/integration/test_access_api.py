@@ -189,6 +189,23 @@ async def test_health_is_outside_access_control(app_settings):
 # ---- rate windows -----------------------------------------------------------------------------
 
 
+async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_window(app_settings):
+    proxied = msgspec.structs.replace(app_settings, trusted_proxies="10.0.0.0/8")
+    async with serving(proxied) as served, served.client("10.0.0.2") as proxy, served.client("203.0.113.40") as direct:
+        remaining = []
+        for client in ("203.0.113.31", "203.0.113.32", "203.0.113.31"):
+            r = await proxy.get("/v1/_test/odds", headers={"X-Forwarded-For": f"198.51.100.99, {client}"})
+            remaining.append(r.headers["x-ratelimit-remaining"])
+        assert remaining == ["59", "59", "58"]  # .31 and .32 are counted apart, .31 twice
+        # an untrusted peer's header is not believed: both calls count against the peer itself
+        spoofs = [await direct.get("/v1/_test/odds", headers={"X-Forwarded-For": f"203.0.113.{n}"}) for n in (51, 52)]
+        assert [r.headers["x-ratelimit-remaining"] for r in spoofs] == ["59", "58"]
+    # without trusted proxies the proxy's clients all share the proxy's window
+    async with serving(app_settings) as served, served.client("10.0.0.2") as proxy:
+        calls = [await proxy.get("/v1/_test/odds", headers={"X-Forwarded-For": f"203.0.113.{n}"}) for n in (61, 62)]
+        assert [r.headers["x-ratelimit-remaining"] for r in calls] == ["59", "58"]
+
+
 async def test_anonymous_window_is_per_address_per_operation(app_settings):
     async with serving(app_settings) as served:
         async with served.client("203.0.113.20") as c:

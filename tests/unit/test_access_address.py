@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from api.access.address import address_bucket, address_subject
+import ipaddress
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from api.access.address import address_bucket, address_subject, client_address, trusted_networks
 
 
 def test_buckets():
@@ -21,3 +27,43 @@ def test_subject_hides_the_address_and_depends_on_the_secret():
     assert a == address_subject(b"s1", "203.0.113.9")
     assert a != address_subject(b"s2", "203.0.113.9")
     assert a != address_subject(b"s1", "203.0.113.10")
+
+
+PROXIES = trusted_networks("10.0.0.0/8, 2001:db8:ffff::/48, 127.0.0.1")
+
+
+def test_forwarded_for_is_read_only_from_a_trusted_peer():
+    # a trusted peer: the nearest untrusted hop, read from the right
+    assert client_address("10.1.2.3", "203.0.113.9", PROXIES) == "203.0.113.9"
+    assert client_address("10.1.2.3", "198.51.100.1, 203.0.113.9, 10.0.0.5", PROXIES) == "203.0.113.9"
+    assert client_address("127.0.0.1", "203.0.113.9:51234", PROXIES) == "203.0.113.9"
+    assert client_address("10.1.2.3", "[2001:db8:1::7]:443", PROXIES) == "2001:db8:1::7"
+    assert client_address("::ffff:10.1.2.3", "::ffff:203.0.113.9", PROXIES) == "203.0.113.9"
+    # an untrusted peer, no header, or no proxies configured: the peer
+    assert client_address("203.0.113.50", "198.51.100.1", PROXIES) == "203.0.113.50"
+    assert client_address("10.1.2.3", None, PROXIES) == "10.1.2.3"
+    assert client_address("10.1.2.3", "198.51.100.1", ()) == "10.1.2.3"
+    assert client_address("testclient", "198.51.100.1", PROXIES) == "testclient"
+    # every hop trusted: the farthest; a malformed hop stops the walk at the last trusted one
+    assert client_address("10.1.2.3", "10.9.9.9, 10.0.0.5", PROXIES) == "10.9.9.9"
+    assert client_address("10.1.2.3", "203.0.113.9, unknown", PROXIES) == "10.1.2.3"
+
+
+def test_trusted_networks_rejects_what_is_not_an_address():
+    assert trusted_networks("") == ()
+    assert trusted_networks(" 10.0.0.0/8 ,") == (ipaddress.ip_network("10.0.0.0/8"),)
+    with pytest.raises(ValueError):
+        trusted_networks("10.0.0.0/8, proxy.internal")
+
+
+_public_v4 = st.integers(0xCB007100, 0xCB0071FF).map(lambda n: str(ipaddress.IPv4Address(n)))  # 203.0.113.0/24
+_proxy_v4 = st.integers(0x0A000000, 0x0AFFFFFF).map(lambda n: str(ipaddress.IPv4Address(n)))  # 10.0.0.0/8
+
+
+@given(spoofed=st.lists(_public_v4, max_size=3), client=_public_v4, chain=st.lists(_proxy_v4, max_size=4),
+       peer=_proxy_v4)
+def test_a_client_cannot_choose_its_address_by_sending_the_header(spoofed, client, chain, peer):
+    """Whatever the client wrote into X-Forwarded-For itself stays left of what the trusted
+    proxies appended, so the answer is the address the first proxy saw."""
+    header = ", ".join([*spoofed, client, *chain])
+    assert client_address(peer, header, PROXIES) == client

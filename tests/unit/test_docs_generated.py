@@ -30,3 +30,10 @@ def test_openapi_document_is_current():
 def test_asyncapi_document_is_current():
     committed = json.loads((DOCS / "asyncapi.json").read_text())
     assert _normalised(committed) == _normalised(json.loads(json.dumps(document(VERSION))))
+
+
+def test_every_environment_setting_is_in_the_readme():
+    from infra.settings import ENV_VARS
+
+    readme = (DOCS.parent / "README.md").read_text()
+    assert [var for var in ENV_VARS if f"`{var}`" not in readme] == []
