@@ -19,7 +19,7 @@ from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor
 from api.routes import discover
 from api.state import AppState
-from infra.db import create_pool
+from infra.db import create_pool, keep_session
 from infra.migrate import migrate
 from infra.settings import Settings, load_settings
 
@@ -60,7 +60,8 @@ def _lifespan(app_state: AppState):
         settings = app_state.settings
         if settings.database_url:
             # min_size=0: the process starts and answers /health even while the database is down
-            app_state.pool = await create_pool(settings.database_url, min_size=0, max_size=20)
+            # the API keeps no session state on its connections (SET LOCAL at most)
+            app_state.pool = await create_pool(settings.database_url, min_size=0, max_size=20, reset=keep_session)
             try:
                 async with app_state.pool.acquire() as conn:
                     await migrate(conn)

@@ -28,6 +28,12 @@ async def connect(url: str, **kwargs) -> asyncpg.Connection:
     return conn
 
 
+async def keep_session(conn: asyncpg.Connection) -> None:
+    """Pool `reset` for users that leave no session state behind (no SET, LISTEN, advisory
+    locks or cursors outside a transaction): asyncpg has already rolled back any open
+    transaction, so the default `RESET ALL`-and-more round trip on every release is skipped."""
+
+
 async def create_pool(url: str, min_size: int = 1, max_size: int = 10, **kwargs) -> asyncpg.Pool:
     return await asyncpg.create_pool(
         url, min_size=min_size, max_size=max_size, init=init_connection, **kwargs

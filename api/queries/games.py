@@ -9,15 +9,18 @@ import asyncpg
 
 from api.queries.sql import Where
 
+# provenance columns come as JSON text: api.resources.common.provenance decodes the text straight
+# into its struct (a page of games holds 80 of them)
 _TEAM_COLUMNS = ", ".join(
-    f"{alias}.{col} AS {side}_{col}"
+    f"{alias}.{col}{'::text' if col == 'provenance' else ''} AS {side}_{col}"
     for side, alias in (("home", "h"), ("away", "a"))
     for col in ("name", "abbreviation", "competition", "provenance", "source", "as_of")
 )
 GAME_COLUMNS = f"""
     g.id, g.name, g.sport, g.competition, g.season, g.week, g.season_type, g.kickoff_at, g.kickoff_date,
     g.kickoff_sort, g.venue, g.home_team_id, g.away_team_id, g.status, g.score_home, g.score_away,
-    g.period, g.clock, g.possession, g.last_play, g.state_provenance, g.source, g.as_of, g.provenance,
+    g.period, g.clock, g.possession, g.last_play, g.state_provenance::text AS state_provenance, g.source,
+    g.as_of, g.provenance::text AS provenance,
     {_TEAM_COLUMNS}
 """
 

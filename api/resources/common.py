@@ -74,9 +74,24 @@ def _ts(raw: Any, fallback: datetime) -> datetime:
     return utc(fallback)  # type: ignore[return-value]
 
 
-def provenance(raw: Mapping[str, Any] | None, source: str, as_of: datetime) -> Provenance:
-    """A provenance object from a read-model `provenance` column; missing members fall back
-    to the row's own `source` and `as_of` so the object is always complete."""
+_provenance_json = msgspec.json.Decoder(Provenance)
+
+
+def provenance(raw: Mapping[str, Any] | str | None, source: str, as_of: datetime) -> Provenance:
+    """A provenance object from a read-model `provenance` column (decoded, or as JSON text when
+    the query selected `::text`, which decodes straight into the struct); missing members fall
+    back to the row's own `source` and `as_of` so the object is always complete."""
+    if isinstance(raw, str):
+        try:  # list pages: no intermediate dict
+            fast = _provenance_json.decode(raw)
+            if fast.source_ts.utcoffset() == _ZERO and fast.ingest_ts.utcoffset() == _ZERO and fast.source:
+                return fast
+        except msgspec.DecodeError:  # not JSON, or not a complete provenance (ValidationError)
+            pass
+        try:
+            raw = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            raw = None
     if isinstance(raw, Mapping):
         try:  # the usual case, complete and in UTC: one conversion in C
             fast = msgspec.convert(raw, Provenance)
