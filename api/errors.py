@@ -74,6 +74,26 @@ def _on_validation(request: Request, exc: ValidationException) -> Response:
     return problem_response(request, "invalid_request", detail, param)
 
 
+_NAMED_FIELD = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
+
+
+def body_validation_handler(pattern_hint: str | None = None):
+    """A route's handler for JSON body errors: as the app's, but an unknown or missing field is
+    named itself (`legs[0].zzz`), not its parent; a pattern break is said as `pattern_hint`."""
+
+    def on_body_validation(request: Request, exc: ValidationException) -> Response:
+        param, message = validation_param(exc)
+        if pattern_hint and "matching regex" in message:  # the pattern is for machines; say it in words
+            message = pattern_hint
+        named = _NAMED_FIELD.search(message)
+        if named:
+            param = named.group(1) if param in (None, "data", "body") else f"{param}.{named.group(1)}"
+        detail = f"Invalid value for '{param}': {message}" if param else message
+        return problem_response(request, "invalid_request", detail, param)
+
+    return on_body_validation
+
+
 def _on_not_found(request: Request, exc: NotFoundException) -> Response:
     return problem_response(request, "not_found", f"No resource at {request.url.path}.")
 

@@ -44,6 +44,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     key_secret: str | None = None
     # reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs)
     trusted_proxies: str = ""
+    # the API's address as clients see it (e.g. https://api.example.com), for the URLs the API
+    # hands out (wire tickets); unset: the address the request came to
+    public_url: str | None = None
 
     @property
     def stack_file(self) -> Path:
@@ -99,6 +102,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_DOCS_URL": "docs_url",
     "SVC_KEY_SECRET": "key_secret",
     "SVC_TRUSTED_PROXIES": "trusted_proxies",
+    "SVC_PUBLIC_URL": "public_url",
 }
 
 # what `svc up` records for the other commands to find the running parts

@@ -38,7 +38,7 @@ def _unauthenticated(detail: str) -> ProblemError:
 
 class AccessService:
     def __init__(self, settings: Settings, pool: asyncpg.Pool | None, redis=None, windows: Windows | None = None) -> None:
-        self._secret = settings.secret().encode()
+        self.secret = settings.secret().encode()  # keyed hashes of keys, addresses and wire tickets
         self._proxies = trusted_networks(settings.trusted_proxies)
         self._pool = pool
         self.windows = windows or Windows(redis, prefix=f"svc:{settings.topic_namespace}rl:")
@@ -52,13 +52,13 @@ class AccessService:
                 raise _unauthenticated("Send the API key as 'Authorization: Bearer <key>'.")
             return Caller(
                 credential="anonymous", mode="live", plan="anonymous", account_id=None, key_id=None,
-                scopes=frozenset(), subject=address_subject(self._secret, client_address(host, forwarded_for, self._proxies)),
+                scopes=frozenset(), subject=address_subject(self.secret, client_address(host, forwarded_for, self._proxies)),
             )
         if self._pool is None:
             raise _unavailable("API keys")
         try:
             async with asyncio.timeout(DB_TIMEOUT), self._pool.acquire() as conn:
-                record = await verify_key(conn, self._secret, token)
+                record = await verify_key(conn, self.secret, token)
         except _DB_ERRORS:
             raise _unavailable("API keys") from None
         if record is None:

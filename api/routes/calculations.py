@@ -7,10 +7,9 @@ No key and no database needed; 1 credit each. An unknown name is 404 `not_found`
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
 
-import re
 from typing import Annotated, Any
 
-from litestar import Request, Response, post
+from litestar import post
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
@@ -18,11 +17,14 @@ from litestar.params import Body, FromPath
 
 from api import calc_run
 from api.calc_examples import SUMMARIES, request_example, response_example
-from api.errors import validation_param, problem_response
+from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError
 
 NAMES = tuple(calc_run.CALCULATIONS)
+_on_validation = body_validation_handler(
+    'Expected a number, or a string holding one (e.g. "1.91", "-110", "10/11" or "evens")'
+)
 
 DESCRIPTIONS = {
     "convert": "One price in every format: decimal, American, fractional (exact, lowest terms) and implied probability.",
@@ -40,21 +42,6 @@ DESCRIPTIONS = {
     "clv": "Closing-line value of a price taken, against the closing no-vig probability (given, or devigged from "
            "closing prices).",
 }
-
-
-_NAMED_FIELD = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
-
-
-def _on_validation(request: Request, exc: ValidationException) -> Response:
-    """As the app's handler, but an unknown or missing field is named itself (`legs[0].zzz`), not its parent."""
-    param, message = validation_param(exc)
-    if "matching regex" in message:  # the number pattern is for machines; say it in words
-        message = 'Expected a number, or a string holding one (e.g. "1.91", "-110", "10/11" or "evens")'
-    named = _NAMED_FIELD.search(message)
-    if named:
-        param = named.group(1) if param in (None, "data", "body") else f"{param}.{named.group(1)}"
-    detail = f"Invalid value for '{param}': {message}" if param else message
-    return problem_response(request, "invalid_request", detail, param)
 
 
 def _route(name: str):

@@ -1,0 +1,75 @@
+"""Wire tickets in Postgres (spec 2.12, 4.17): minted by a key, redeemed once by the Wire.
+
+A ticket is `wtkt_` + 20 random characters (100 bits). Only HMAC-SHA256(server secret, ticket)
+is stored (the keyed hash API keys use). Redeeming is one UPDATE that succeeds at most once, only before expiry and only on
+the ticket's transport, so two sockets racing with one ticket cannot both get in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import asyncpg
+
+from api.access.keys import key_digest as ticket_digest  # the same keyed hash as API keys
+from schemas.ids import is_id, random_id
+
+TICKET_SECONDS = 60  # spec 8: a ticket lives at most 60 seconds
+# expired tickets are kept this long (a redeem after expiry can then be told apart in logs)
+KEEP_EXPIRED = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class TicketGrant:
+    """What a ticket lets its bearer do on the Wire."""
+
+    key_id: str
+    account_id: str
+    plan: str
+    mode: str
+    transport: str
+    topics: tuple[str, ...] | None  # None: any topic the plan allows
+    expires_at: datetime
+
+
+async def mint_ticket(
+    conn: asyncpg.Connection, secret: bytes, *, key_id: str, account_id: str, plan: str, mode: str,
+    transport: str, topics: list[str] | None, now: datetime | None = None,
+) -> tuple[str, TicketGrant]:
+    """A new ticket (shown once) and what it grants."""
+    now = now or datetime.now(timezone.utc)
+    ticket = random_id("wire_ticket")
+    grant = TicketGrant(key_id, account_id, plan, mode, transport,
+                        None if topics is None else tuple(topics), now + timedelta(seconds=TICKET_SECONDS))
+    async with conn.transaction():
+        await conn.execute("DELETE FROM access.wire_tickets WHERE expires_at < $1", now - KEEP_EXPIRED)
+        await conn.execute(
+            """INSERT INTO access.wire_tickets
+               (ticket_hash, key_id, account_id, plan, mode, transport, topics, created_at, expires_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""",
+            ticket_digest(secret, ticket), key_id, account_id, plan, mode, transport, topics, now, grant.expires_at,
+        )
+    return ticket, grant
+
+
+async def redeem_ticket(
+    conn: asyncpg.Connection, secret: bytes, ticket: str, transport: str, now: datetime | None = None,
+) -> TicketGrant | None:
+    """The grant of a valid, unexpired, unused ticket for this transport whose key is not revoked,
+    now used; else None."""
+    if not is_id("wire_ticket", ticket):
+        return None
+    now = now or datetime.now(timezone.utc)
+    row = await conn.fetchrow(
+        """UPDATE access.wire_tickets SET redeemed_at = $2
+           WHERE ticket_hash = $1 AND redeemed_at IS NULL AND expires_at > $2 AND transport = $3
+             AND EXISTS (SELECT 1 FROM access.api_keys k WHERE k.id = wire_tickets.key_id AND k.revoked_at IS NULL)
+           RETURNING key_id, account_id, plan, mode, transport, topics, expires_at""",
+        ticket_digest(secret, ticket), now, transport,
+    )
+    if row is None:
+        return None
+    topics = row["topics"]
+    return TicketGrant(row["key_id"], row["account_id"], row["plan"], row["mode"], row["transport"],
+                       None if topics is None else tuple(topics), row["expires_at"])
