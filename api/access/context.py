@@ -28,6 +28,7 @@ class Caller:
     scopes: frozenset[str]
     subject: str  # whose windows and allowance: `acct_...`, or `addr:` + a keyed hash of the address
     billing_anchor_day: int | None = None  # accounts only
+    cached: bool = False  # a key read from the in-process cache: its revocation is checked later
 
 
 @dataclass(frozen=True)

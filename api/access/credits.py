@@ -5,6 +5,10 @@ the sum stays within the allowance, returning the new total. Row locks serialise
 calls of one subject, so the allowance is never overrun; the rate limit (at most 50 calls/s per
 account on the largest plan) keeps that contention low. The price is reserved before the handler
 runs and given back if the response is not 2xx, because only 2xx responses are charged.
+
+A keyed caller identified from the in-process key cache passes its `key_id`: the same statement
+then charges only while the key is unrevoked, so a revocation is seen by the very next call with
+no extra round trip (`KeyRevoked`).
 """
 
 from __future__ import annotations
@@ -23,26 +27,56 @@ WHERE subject = $1 AND mode = $2 AND period = $3
 RETURNING used
 """
 _USED = "SELECT used FROM access.usage WHERE subject = $1 AND mode = $2 AND period = $3"
+_LIVE_KEY = "EXISTS (SELECT 1 FROM access.api_keys WHERE id = $6 AND revoked_at IS NULL)"
+_CHARGE_KEYED = f"""
+INSERT INTO access.usage AS u (subject, mode, period, used) SELECT $1, $2, $3, $4 WHERE {_LIVE_KEY}
+ON CONFLICT (subject, mode, period) DO UPDATE SET used = u.used + EXCLUDED.used, updated_at = now()
+    WHERE u.used + EXCLUDED.used <= $5
+RETURNING used
+"""
+_USED_KEYED = f"""
+SELECT (SELECT used FROM access.usage WHERE subject = $1 AND mode = $2 AND period = $3),
+       {_LIVE_KEY.replace("$6", "$4")}
+"""
+
+
+class KeyRevoked(Exception):
+    """The key was revoked since it was cached."""
 
 
 class CreditMeter:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    async def charge(self, subject: str, mode: str, period: str, price: int, allowance: int) -> tuple[bool, int]:
-        """Add `price` if it fits the allowance: (charged, used after this call)."""
+    async def charge(
+        self, subject: str, mode: str, period: str, price: int, allowance: int, key_id: str | None = None,
+    ) -> tuple[bool, int]:
+        """Add `price` if it fits the allowance: (charged, used after this call). With `key_id`,
+        only while that key is unrevoked (else `KeyRevoked`)."""
         if price > allowance:
-            return False, await self.used(subject, mode, period)
+            return False, await self.used(subject, mode, period, key_id)
         async with self._pool.acquire() as conn:
-            used = await conn.fetchval(_CHARGE, subject, mode, period, price, allowance)
+            if key_id is None:
+                used = await conn.fetchval(_CHARGE, subject, mode, period, price, allowance)
+            else:
+                used = await conn.fetchval(_CHARGE_KEYED, subject, mode, period, price, allowance, key_id)
             if used is not None:
                 return True, used
-            return False, (await conn.fetchval(_USED, subject, mode, period)) or 0
+            return False, await self._used(conn, subject, mode, period, key_id)
 
     async def refund(self, subject: str, mode: str, period: str, price: int) -> int:
         async with self._pool.acquire() as conn:
             return (await conn.fetchval(_REFUND, subject, mode, period, price)) or 0
 
-    async def used(self, subject: str, mode: str, period: str) -> int:
+    async def used(self, subject: str, mode: str, period: str, key_id: str | None = None) -> int:
         async with self._pool.acquire() as conn:
+            return await self._used(conn, subject, mode, period, key_id)
+
+    @staticmethod
+    async def _used(conn: asyncpg.Connection, subject: str, mode: str, period: str, key_id: str | None) -> int:
+        if key_id is None:
             return (await conn.fetchval(_USED, subject, mode, period)) or 0
+        used, live = await conn.fetchrow(_USED_KEYED, subject, mode, period, key_id)
+        if not live:
+            raise KeyRevoked(key_id)
+        return used or 0

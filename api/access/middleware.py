@@ -18,6 +18,7 @@ from api.access.context import Access
 from api.access.headers import access_headers
 from api.access.plans import UNMETERED_OPERATIONS
 from api.access.service import AccessService
+from api.problems import ProblemError
 
 log = structlog.get_logger("api.access")
 
@@ -51,12 +52,15 @@ class AccessMiddleware(ASGIMiddleware):
 
         service = service_for(scope)
         client = scope.get("client")
-        caller = await service.identify(
-            _header(scope, b"authorization"), client[0] if client else None, _header(scope, b"x-forwarded-for")
-        )
+        authorization = _header(scope, b"authorization")
+        caller = await service.identify(authorization, client[0] if client else None, _header(scope, b"x-forwarded-for"))
         state["dataset"] = caller.mode
-        service.authorize(caller, operation, opt.get("scope"), opt.get("credential"))
-        rate = await service.count_call(caller, operation)
+        try:
+            service.authorize(caller, operation, opt.get("scope"), opt.get("credential"))
+            rate = await service.count_call(caller, operation)
+        except ProblemError:
+            await service.confirm(caller, authorization)  # a revoked key is 401 first
+            raise
         price = int(opt.get("price") or 0)
         access = Access(caller=caller, operation=operation, rate=rate, credits=await service.reserve(caller, price, rate))
         state["access"] = access

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from functools import lru_cache
+
 import msgspec
 
 UTC = timezone.utc
@@ -82,16 +84,28 @@ def provenance(raw: Mapping[str, Any] | str | None, source: str, as_of: datetime
     the query selected `::text`, which decodes straight into the struct); missing members fall
     back to the row's own `source` and `as_of` so the object is always complete."""
     if isinstance(raw, str):
-        try:  # list pages: no intermediate dict
-            fast = _provenance_json.decode(raw)
-            if fast.source_ts.utcoffset() == _ZERO and fast.ingest_ts.utcoffset() == _ZERO and fast.source:
-                return fast
-        except msgspec.DecodeError:  # not JSON, or not a complete provenance (ValidationError)
-            pass
-        try:
-            raw = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
-            raw = None
+        return _from_text(raw, source, as_of)
+    return _from_value(raw, source, as_of)
+
+
+@lru_cache(maxsize=8192)
+def _from_text(raw: str, source: str, as_of: datetime) -> Provenance:
+    """Memoised by the column's text: list pages repeat the same teams and hot games, and the
+    result is only ever encoded, never changed, so one instance can be shared."""
+    try:  # no intermediate dict
+        fast = _provenance_json.decode(raw)
+        if fast.source_ts.utcoffset() == _ZERO and fast.ingest_ts.utcoffset() == _ZERO and fast.source:
+            return fast
+    except msgspec.DecodeError:  # not JSON, or not a complete provenance (ValidationError)
+        pass
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        value = None
+    return _from_value(value, source, as_of)
+
+
+def _from_value(raw: Any, source: str, as_of: datetime) -> Provenance:
     if isinstance(raw, Mapping):
         try:  # the usual case, complete and in UTC: one conversion in C
             fast = msgspec.convert(raw, Provenance)

@@ -114,8 +114,25 @@ def _game_fields(row: Mapping[str, Any], request_id: str | None) -> dict[str, An
     )
 
 
+# a list item depends only on its row: list pages are read far more often than games change, so
+# the members are kept by the row's values (bounded; cleared when full) and shared, never changed
+_LIST_FIELDS: dict[tuple, dict[str, Any]] = {}
+_LIST_FIELDS_MAX = 4096
+
+
 def game(row: Mapping[str, Any], request_id: str | None) -> Game:
-    return Game(**_game_fields(row, request_id), live_topics=[game_topic(row["id"])], rg_line=None)
+    key = tuple(row.values())
+    try:
+        fields = _LIST_FIELDS.get(key)
+    except TypeError:  # a row holding decoded JSON (not the list query's text): build it afresh
+        key, fields = None, None
+    if fields is None:
+        if len(_LIST_FIELDS) >= _LIST_FIELDS_MAX:
+            _LIST_FIELDS.clear()
+        fields = {**_game_fields(row, None), "live_topics": None, "rg_line": None}
+        if key is not None:
+            _LIST_FIELDS[key] = fields
+    return Game(**{**fields, "request_id": request_id, "live_topics": [game_topic(row["id"])]})
 
 
 def _with_markets(row: Mapping[str, Any], markets: list[MarketRef]) -> dict[str, Any]:

@@ -144,6 +144,60 @@ async def test_invalid_keys_are_401_naming_authorization(app_settings):
         assert (await c.get("/v1/status", headers={"Authorization": f"Bearer {key}"})).status_code == 200
 
 
+async def test_a_cached_key_is_read_once_and_its_revocation_is_seen_on_the_next_call(app_settings, monkeypatch):
+    import api.access.service as service_module
+
+    reads = []
+    real_verify = service_module.verify_key
+
+    async def counting_verify(conn, secret, key):
+        reads.append(key[-4:])
+        return await real_verify(conn, secret, key)
+
+    monkeypatch.setattr(service_module, "verify_key", counting_verify)
+    keys = {name: await make_key(app_settings, f"acct-{name}", "free", {"read:players", "run:answers"})
+            for name in ("priced", "free_op", "scope")}
+    async with serving(app_settings) as served:
+        for name, key in keys.items():
+            async with served.client(key=key) as c:
+                for _ in range(3):
+                    assert (await c.get("/v1/status")).status_code == 200
+        assert len(reads) == len(keys)  # one database read per key, then the cache
+
+        conn = await asyncpg.connect(app_settings.database_url)
+        try:
+            for key_id in await conn.fetch("SELECT id FROM access.api_keys"):
+                await revoke_key(conn, key_id["id"])
+        finally:
+            await conn.close()
+        calls = {
+            "priced": ("/v1/_test/answers", "post"),  # 1 credit: the charge sees the revocation
+            "free_op": ("/v1/status", "get"),  # 0 credits: the credit read sees it
+            "scope": ("/v1/_test/odds", "get"),  # would be 403 insufficient_scope
+        }
+        for name, (path, method) in calls.items():
+            async with served.client(key=keys[name]) as c:
+                r = await getattr(c, method)(path)
+                assert r.status_code == 401, (name, r.text)
+                assert (problem(r)["code"], problem(r)["param"]) == ("unauthenticated", "Authorization")
+    assert await used_credits(app_settings) == {}  # nothing was charged to a revoked key
+
+
+async def test_a_cached_key_revoked_at_its_rate_limit_is_401_not_429(app_settings):
+    key = await make_key(app_settings, "acme", "free", {"read:odds"})
+    async with serving(app_settings) as served, served.client(key=key) as c:
+        for _ in range(120):  # the free plan's window: 120 calls per 60 s
+            assert (await c.get("/v1/_test/odds")).status_code == 200
+        assert (await c.get("/v1/_test/odds")).status_code == 429
+        conn = await asyncpg.connect(app_settings.database_url)
+        try:
+            await revoke_key(conn, await conn.fetchval("SELECT id FROM access.api_keys"))
+        finally:
+            await conn.close()
+        r = await c.get("/v1/_test/odds")
+        assert (r.status_code, problem(r)["code"]) == (401, "unauthenticated")
+
+
 async def test_a_key_in_the_url_is_refused_even_with_a_valid_header(app_settings):
     key = await make_key(app_settings, "acme", "free", {"read:odds"})
     async with serving(app_settings) as served, served.client(key=key) as c:

@@ -103,3 +103,10 @@ def test_distinct_keys_give_distinct_ids():
     assert len(ids) == 20_000
     digests = {hashlib.blake2b(str(i).encode(), digest_size=16).digest() for i in range(1000)}
     assert len({_encode(d) for d in digests}) == 1000
+
+
+def test_random_ids_are_distinct_and_use_every_letter_in_every_position():
+    ids = [random_id("request")[len(PREFIXES["request"]):] for _ in range(1000)]
+    assert len(set(ids)) == len(ids)
+    for position in range(ID_LENGTH):
+        assert {i[position] for i in ids} == set(ALPHABET)
