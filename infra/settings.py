@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -34,6 +34,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     kafka_idempotence: bool = False
     # books whose newest quote is older than this (event time) drop out of consensus
     consensus_window_seconds: int = 3600
+    # records per batch when the projector catches up from its tracked offsets (bigger: faster
+    # catch-up; smaller: shorter stretches between commits)
+    catch_up_batch: Annotated[int, msgspec.Meta(ge=1)] = 20_000
     # how fast `svc up` plays the sandbox day: N times real speed, or "max"
     sandbox_speed: str = "60"
     api_workers: int = 1
@@ -95,6 +98,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_TOPIC_PARTITIONS": "topic_partitions",
     "SVC_KAFKA_IDEMPOTENCE": "kafka_idempotence",
     "SVC_CONSENSUS_WINDOW_SECONDS": "consensus_window_seconds",
+    "SVC_CATCH_UP_BATCH": "catch_up_batch",
     "SVC_SANDBOX_SPEED": "sandbox_speed",
     "SVC_API_WORKERS": "api_workers",
     "SVC_LOG_LEVEL": "log_level",

@@ -20,7 +20,7 @@ from projections.pg_writer import StaleState
 from projections.projector import DatasetProjector
 
 log = logging.getLogger("projections.replay")
-BATCH_RECORDS = 20_000  # catch-up: the event loop stays responsive (faust joins meanwhile)
+BATCH_RECORDS = 20_000  # catch-up (SVC_CATCH_UP_BATCH): the event loop stays responsive (faust joins meanwhile)
 # `at_head` is set once the records not yet folded are at most this many: the faust agents
 # (`take_events` batches of 2,000, per-event stream machinery) take over from there. Handed
 # over earlier, they would work off a restart's backlog at a fraction of this path's rate.

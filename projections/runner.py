@@ -110,7 +110,8 @@ class Projector:
     def start_catch_up(self) -> None:
         for lane in self.lanes.values():
             lane.catch_up_task = asyncio.create_task(
-                catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop, at_head=lane.at_head),
+                catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop, at_head=lane.at_head,
+                         batch_records=self.settings.catch_up_batch),
                 name=f"catch-up-{lane.projector.dataset}",
             )
             lane.catch_up_task.add_done_callback(self._task_done)

@@ -106,8 +106,9 @@ def projector_env(settings) -> dict:
     return env
 
 
-def start_projector(settings, log_path):
-    """`svc projector run` as its own process, as the supervisor starts it."""
+def start_projector(settings, log_path, **env):
+    """`svc projector run` as its own process, as the supervisor starts it (`env`: extra
+    environment, e.g. SVC_CATCH_UP_BATCH)."""
     import subprocess
     import sys
     from pathlib import Path
@@ -115,7 +116,7 @@ def start_projector(settings, log_path):
     root = Path(__file__).resolve().parents[2]
     out = open(log_path, "ab")
     try:
-        return subprocess.Popen([sys.executable, "-m", "cli.main", "projector", "run"], env=projector_env(settings),
+        return subprocess.Popen([sys.executable, "-m", "cli.main", "projector", "run"], env={**projector_env(settings), **env},
                                 cwd=root, stdout=out, stderr=subprocess.STDOUT)
     finally:
         out.close()
