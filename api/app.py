@@ -74,6 +74,9 @@ def _lifespan(app_state: AppState):
         try:
             yield
         finally:
+            for extra in list(app_state.extras.values()):  # e.g. the Wire fan-out's consumer
+                if hasattr(extra, "aclose"):
+                    await extra.aclose()
             if app_state.pool is not None:
                 await app_state.pool.close()
             if app_state.redis is not None:

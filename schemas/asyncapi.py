@@ -1,8 +1,9 @@
-"""The AsyncAPI 3.0 document of what the engine publishes for live clients, built from the
-Structs in `schemas.wire` (so the document cannot drift from the code that validates deltas).
+"""The AsyncAPI 3.0 document of what live clients receive, built from the Structs in
+`schemas.wire` (so the document cannot drift from the code that encodes them).
 
-Today that is the `wire.deltas` Kafka topic of each dataset; the WebSocket/SSE bridge that will
-serve these envelopes to clients is not built yet.
+Two channels: the `wire.deltas` Kafka topic of each dataset (what the projector publishes), and
+the single-topic server-sent events stream `GET /v1/stream/{topic}` (a snapshot, then those
+deltas). The WebSocket socket of spec 6.1 is not built yet.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from schemas.wire import DATA_BY_TYPE, Envelope
+from schemas.wire import DATA_BY_TYPE, Envelope, SnapshotEnvelope
 
 TITLES = {"game.state": "Game state", "market.update": "Market update", "market.suspended": "Market suspended"}
 TOPIC_PATTERNS = {"game.state": r"^game:gm_[0-9a-hjkmnp-tv-z]{20}$",
@@ -24,7 +25,7 @@ def _message_name(delta_type: str) -> str:
 
 
 def document(version: str) -> dict[str, Any]:
-    structs = [Envelope, *dict.fromkeys(DATA_BY_TYPE.values())]
+    structs = [Envelope, SnapshotEnvelope, *dict.fromkeys(DATA_BY_TYPE.values())]
     _, schemas = msgspec.json.schema_components(structs, ref_template="#/components/schemas/{name}")
     messages: dict[str, Any] = {}
     for delta_type, data in DATA_BY_TYPE.items():
@@ -51,6 +52,16 @@ def document(version: str) -> dict[str, Any]:
             "payload": {"schemaFormat": "application/schema+json;version=draft-07", "schema": payload},
         }
     channel_messages = {name: {"$ref": f"#/components/messages/{name}"} for name in messages}
+    messages["snapshot"] = {
+        "name": "snapshot",
+        "title": "Snapshot",
+        "summary": "SSE `event: snapshot`, `id` = seq: the topic's state at its last seq; `data` has the shape of the "
+                   "topic's delta data with every line. First on every stream, and again after any gap.",
+        "contentType": "application/json",
+        "payload": {"schemaFormat": "application/schema+json;version=draft-07",
+                    "schema": {"$ref": "#/components/schemas/SnapshotEnvelope"}},
+    }
+    stream_messages = {name: {"$ref": f"#/components/messages/{name}"} for name in messages}
     channels = {
         "liveDeltas": {
             "address": "wire.deltas",
@@ -63,6 +74,20 @@ def document(version: str) -> dict[str, Any]:
             "title": "Deltas of the test sandbox",
             "description": "Same messages, for the sandbox dataset (test keys and mode: test).",
             "messages": channel_messages,
+        },
+        "stream": {
+            "address": "/v1/stream/{topic}",
+            "servers": [{"$ref": "#/servers/api"}],
+            "title": "One Wire topic as server-sent events",
+            "description": (
+                "Open with an `sse` wire ticket (POST /v1/wire/tickets) as `?ticket=`. Each event's `id` is the "
+                "topic's seq and its `event` the message type; each data line is one envelope. `Last-Event-ID` "
+                "within 120 s replays what was missed. `: ping` comments every 20 s; `event: drain` "
+                "(`{deadline_at}`) 30 s before the 24-hour end; `event: warning` (`slow_consumer`, a snapshot "
+                "follows); `event: error` (`{code, detail}`) ends the stream."
+            ),
+            "parameters": {"topic": {"description": "`game:gm_…` or `market:mkt_…`"}},
+            "messages": stream_messages,
         },
     }
     operations = {
@@ -80,13 +105,16 @@ def document(version: str) -> dict[str, Any]:
             "version": version,
             "description": (
                 "Envelopes of spec 6.1 (`op`, `type`, `topic`, `seq`, `source_ts`, `emit_ts`, `source`, `data`) "
-                "published by the projector after each committed change a Wire client can see. Topic names are "
-                "prefixed by SVC_TOPIC_NAMESPACE when set. See docs/wire-deltas.md."
+                "published by the projector after each committed change a Wire client can see, and served one "
+                "topic at a time as server-sent events. Kafka topic names are prefixed by SVC_TOPIC_NAMESPACE "
+                "when set. See docs/wire-deltas.md."
             ),
         },
         "defaultContentType": "application/json",
         "servers": {"kafka": {"host": "localhost:9092", "protocol": "kafka",
-                              "description": "KAFKA_BOOTSTRAP (embedded tansu by default)"}},
+                              "description": "KAFKA_BOOTSTRAP (embedded tansu by default)"},
+                    "api": {"host": "localhost:8000", "protocol": "http",
+                            "description": "The REST API (`svc up --port`); streams are text/event-stream"}},
         "channels": channels,
         "operations": operations,
         "components": {"schemas": dict(schemas), "messages": messages},

@@ -26,6 +26,35 @@ class Envelope(msgspec.Struct, kw_only=True, frozen=True):
     data: dict[str, Any]
 
 
+class ExpectedLatency(msgspec.Struct, kw_only=True, frozen=True):
+    seconds: float | None  # the interval the topic's values are refreshed within; null once settled
+    basis: str  # how `seconds` was arrived at: `refresh_interval`
+    source: str
+
+
+class Liveness(msgspec.Struct, kw_only=True, frozen=True):
+    state: Literal["live", "stale", "settled"]
+    as_of: datetime  # the newest change
+    limit_seconds: float | None  # older than this is `stale`; null once settled
+
+
+class SnapshotEnvelope(msgspec.Struct, kw_only=True, frozen=True):
+    """A topic's state at its last seq (the stream's first event, and after any gap). `data` has
+    the shape of the topic's delta data, with every line (docs/wire-deltas.md)."""
+
+    op: Literal["snapshot"]
+    type: str
+    topic: str
+    seq: int
+    source_ts: datetime | None
+    emit_ts: datetime
+    source: str
+    data: dict[str, Any]
+    expected_latency: ExpectedLatency
+    liveness: Liveness
+    rg_line: str | None  # the cost line, on every wagering (market) topic
+
+
 # ---- `data` payloads per delta type (docs/wire-deltas.md; the AsyncAPI document is built from these)
 
 

@@ -32,7 +32,7 @@ def service_for(scope: Scope) -> AccessService:
     return service
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def header_value(scope: Scope, name: bytes) -> str | None:
     """The header's value; repeated headers joined with commas (RFC 9110 5.3)."""
     values = [value.decode("latin-1") for key, value in scope.get("headers", []) if key.lower() == name]
     return ", ".join(values) if values else None
@@ -52,8 +52,8 @@ class AccessMiddleware(ASGIMiddleware):
 
         service = service_for(scope)
         client = scope.get("client")
-        authorization = _header(scope, b"authorization")
-        caller = await service.identify(authorization, client[0] if client else None, _header(scope, b"x-forwarded-for"))
+        authorization = header_value(scope, b"authorization")
+        caller = await service.identify(authorization, client[0] if client else None, header_value(scope, b"x-forwarded-for"))
         state["dataset"] = caller.mode
         try:
             service.authorize(caller, operation, opt.get("scope"), opt.get("credential"))

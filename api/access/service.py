@@ -63,7 +63,7 @@ class AccessService:
                 raise _unauthenticated("Send the API key as 'Authorization: Bearer <key>'.")
             return Caller(
                 credential="anonymous", mode="live", plan="anonymous", account_id=None, key_id=None,
-                scopes=frozenset(), subject=address_subject(self.secret, client_address(host, forwarded_for, self._proxies)),
+                scopes=frozenset(), subject=self.address_of(host, forwarded_for),
             )
         digest = key_digest(self.secret, token)
         cached = self._keys.get(digest)
@@ -78,6 +78,10 @@ class AccessService:
         while len(self._keys) > KEY_CACHE_SIZE:
             self._keys.popitem(last=False)
         return _key_caller(record, cached=False)
+
+    def address_of(self, host: str | None, forwarded_for: str | None) -> str:
+        """The subject a key-less caller's windows are kept under: a keyed hash of its address."""
+        return address_subject(self.secret, client_address(host, forwarded_for, self._proxies))
 
     async def _read_key(self, token: str) -> KeyRecord | None:
         if self._pool is None:

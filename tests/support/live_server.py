@@ -19,13 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @contextmanager
 def api_server(
-    database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app",
+    database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
 ) -> Iterator[str]:
     """Start granian (one worker) serving `app` on a free loopback port; yield its base URL; stop it."""
     port = free_port()
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
-        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true",
+        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **extra_env,
     }
     argv = [
         sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),

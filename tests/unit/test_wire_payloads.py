@@ -6,7 +6,7 @@ import msgspec
 
 from projections.reducers import reduce
 from schemas.asyncapi import document
-from schemas.wire import DATA_BY_TYPE, Envelope
+from schemas.wire import SnapshotEnvelope, DATA_BY_TYPE, Envelope
 from tests.support import projection_events as ev
 
 WINDOW_US = 3600 * 1_000_000
@@ -56,9 +56,14 @@ def test_a_payload_missing_a_member_is_refused():
         raise AssertionError("a game.state payload without status was accepted")
 
 
-def test_asyncapi_document_names_every_delta_and_the_envelope():
+def test_asyncapi_document_names_every_delta_the_envelopes_and_the_stream():
     doc = document("1.2.3")
     assert doc["asyncapi"] == "3.0.0" and doc["info"]["version"] == "1.2.3"
-    assert set(doc["components"]["messages"]) == {t.replace(".", "_") for t in DATA_BY_TYPE}
+    assert set(doc["components"]["messages"]) == {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"}
     assert set(Envelope.__struct_fields__) <= set(doc["components"]["schemas"]["Envelope"]["properties"])
-    assert {c["address"] for c in doc["channels"].values()} == {"wire.deltas", "test.wire.deltas"}
+    snapshot = doc["components"]["schemas"]["SnapshotEnvelope"]["properties"]
+    assert set(SnapshotEnvelope.__struct_fields__) == set(snapshot)
+    channels = {c["address"]: c for c in doc["channels"].values()}
+    assert set(channels) == {"wire.deltas", "test.wire.deltas", "/v1/stream/{topic}"}
+    assert "snapshot" not in channels["wire.deltas"]["messages"]  # Kafka carries deltas only
+    assert set(channels["/v1/stream/{topic}"]["messages"]) == set(doc["components"]["messages"])

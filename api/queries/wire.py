@@ -1,0 +1,32 @@
+"""What a Wire snapshot reads: a game's or a market's row with its `last_seq`, in one
+consistent view (the caller holds a REPEATABLE READ transaction)."""
+
+from __future__ import annotations
+
+import asyncpg
+
+
+async def game_row(conn: asyncpg.Connection, schema: str, game_id: str) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"SELECT id, status, score_home, score_away, period, clock, possession, last_play, kickoff_at, "
+        f"kickoff_date, venue, source, as_of, last_seq FROM {schema}.games WHERE id = $1",
+        game_id,
+    )
+
+
+async def market_rows(
+    conn: asyncpg.Connection, schema: str, market_id: str,
+) -> tuple[asyncpg.Record | None, list[asyncpg.Record]]:
+    row = await conn.fetchrow(
+        f"SELECT m.id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.status_reason, "
+        f"m.main_point, m.books, m.source, m.as_of, m.last_seq, coalesce(g.status, 'scheduled') AS game_status "
+        f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",
+        market_id,
+    )
+    if row is None:
+        return None, []
+    lines = await conn.fetch(
+        f"SELECT line_key, point, is_main, books, hold, outcomes FROM {schema}.market_lines WHERE market_id = $1",
+        market_id,
+    )
+    return row, lines

@@ -1,0 +1,171 @@
+"""Deltas from Kafka to the streams of one API process.
+
+One consumer reads both datasets' `wire.deltas` from the log end (as of its start), hands each
+delta to the subscriptions of its topic and keeps the last two minutes for resumes. A
+subscription that falls behind (its queue full) or a consumer that had to reconnect (deltas may
+have been missed) is told to start over from a fresh snapshot; a stream never skips a seq.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+import msgspec
+from aiokafka.errors import KafkaError
+
+from infra.kafka import make_consumer
+from infra.settings import Settings
+from projections.log_ends import high_watermarks, partitions_of
+from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
+from wire.recent import RecentDeltas
+
+log = logging.getLogger("wire.fanout")
+QUEUE_MAX = 2_000  # deltas a stream may have pending before it is a slow consumer
+RECONNECT_SECONDS = 1.0
+
+
+class _Head(msgspec.Struct):
+    type: str
+    seq: int
+
+
+_head = msgspec.json.Decoder(_Head)
+
+
+@dataclass(frozen=True)
+class Delta:
+    seq: int
+    type: str
+    payload: bytes  # the envelope exactly as on the log
+
+
+@dataclass(eq=False)
+class Subscription:
+    dataset: str
+    topic: str
+    queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE_MAX))
+    restart: str | None = None  # why the stream must start over from a snapshot ("slow_consumer", "reconnected")
+
+    def offer(self, delta: Delta) -> None:
+        if self.restart is not None:
+            return  # starting over anyway
+        try:
+            self.queue.put_nowait(delta)
+        except asyncio.QueueFull:
+            self.start_over("slow_consumer")
+
+    def start_over(self, why: str) -> None:
+        self.restart = why
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)  # wakes the stream
+
+    def take_restart(self) -> str | None:
+        why, self.restart = self.restart, None
+        return why
+
+
+class DeltaFanout:
+    def __init__(self, settings: Settings, clock=time.monotonic) -> None:
+        self._settings = settings
+        self._clock = clock
+        self._datasets = {topic_name(ds, WIRE_DELTAS, settings.topic_namespace): ds for ds in DATASETS}
+        self._subscriptions: dict[tuple[str, str], set[Subscription]] = {}
+        self.recent = {ds: RecentDeltas() for ds in DATASETS}
+        self._task: asyncio.Task | None = None
+        self._started = asyncio.Lock()
+        self.received = 0
+
+    async def start(self) -> None:
+        """Connect and position at the log end; idempotent. Raises when the broker is unreachable."""
+        async with self._started:
+            if self._task is not None and not self._task.done():
+                return
+            consumer = await self._connect()
+            self._task = asyncio.create_task(self._run(consumer), name="wire-fanout")
+
+    async def _connect(self):
+        consumer = make_consumer(self._settings, fetch_max_wait_ms=20, auto_offset_reset="latest")
+        await consumer.start()
+        try:
+            tps = await partitions_of(consumer, list(self._datasets))
+            ends = await high_watermarks(consumer, tps)  # exact on tansu too, unlike seek_to_end
+            for tp in tps:  # deltas from this point on are delivered
+                consumer.seek(tp, ends[(tp.topic, tp.partition)])
+        except BaseException:
+            await consumer.stop()
+            raise
+        return consumer
+
+    async def _run(self, consumer) -> None:
+        while True:
+            try:
+                while True:
+                    batches = await consumer.getmany(timeout_ms=200, max_records=5_000)
+                    now = self._clock()
+                    for tp, records in batches.items():
+                        dataset = self._datasets[tp.topic]
+                        for record in records:
+                            self._deliver(dataset, record.key, record.value, now)
+            except asyncio.CancelledError:
+                await consumer.stop()
+                raise
+            except (KafkaError, OSError) as exc:
+                log.warning("wire fan-out lost the broker (%r); reconnecting", exc)
+            try:
+                await consumer.stop()
+            except Exception:
+                pass
+            for subscriptions in self._subscriptions.values():
+                for sub in subscriptions:
+                    sub.start_over("reconnected")  # deltas may have been missed meanwhile
+            while True:
+                await asyncio.sleep(RECONNECT_SECONDS)
+                try:
+                    consumer = await self._connect()
+                    break
+                except (KafkaError, OSError) as exc:
+                    log.warning("wire fan-out cannot reconnect yet: %r", exc)
+
+    def _deliver(self, dataset: str, key: bytes | None, value: bytes | None, now: float) -> None:
+        if key is None or value is None:
+            return
+        try:
+            head = _head.decode(value)
+        except msgspec.DecodeError:
+            log.warning("undecodable delta on %s wire.deltas skipped", dataset)
+            return
+        topic = key.decode("utf-8", "replace")
+        delta = Delta(head.seq, head.type, value)
+        self.received += 1
+        self.recent[dataset].add(topic, head.seq, delta, now)
+        for sub in self._subscriptions.get((dataset, topic), ()):
+            sub.offer(delta)
+
+    def subscribe(self, dataset: str, topic: str) -> Subscription:
+        sub = Subscription(dataset, topic)
+        self._subscriptions.setdefault((dataset, topic), set()).add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        subs = self._subscriptions.get((sub.dataset, sub.topic))
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._subscriptions[(sub.dataset, sub.topic)]
+
+    def since(self, dataset: str, topic: str, last_seq: int) -> list[Delta] | None:
+        found = self.recent[dataset].since(topic, last_seq, self._clock())
+        return None if found is None else [delta for _, delta in found]
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None

@@ -1,0 +1,115 @@
+"""Snapshot payloads built from read-model rows, in the same shape as the deltas' `data`
+(docs/wire-deltas.md), so a client applies deltas straight onto a snapshot. Pure: rows in,
+dicts out.
+
+A `game:` snapshot is the `game.state` payload; a `market:` snapshot is the `market.update`
+payload with every line (none removed). Folding a topic's deltas from seq 1 gives the same
+payload as its snapshot at that seq (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, timezone
+from typing import Any
+
+from projections.odds.devig import DEFAULT_METHOD  # the one method deltas carry
+from schemas.wire import ExpectedLatency, Liveness
+
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(timezone.utc)
+
+
+def game_snapshot(row: Mapping[str, Any]) -> dict[str, Any]:
+    """`game.state` data from a `games` row."""
+    home, away = row["score_home"], row["score_away"]
+    kickoff_date = row["kickoff_date"]
+    return {
+        "game_id": row["id"],
+        "status": row["status"],
+        "score": None if home is None and away is None else {"home": home, "away": away},
+        "period": row["period"],
+        "clock": row["clock"],
+        "possession": row["possession"],
+        "last_play": row["last_play"],
+        "kickoff_at": _utc(row["kickoff_at"]),
+        "kickoff_date": kickoff_date.isoformat() if isinstance(kickoff_date, date) else kickoff_date,
+        "venue": row["venue"],
+    }
+
+
+def _line(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "line_key": row["line_key"],
+        "point": _number(row["point"]),
+        "is_main": row["is_main"],
+        "books": row["books"],
+        "hold": row["hold"],
+        "outcomes": [
+            {
+                "selection": o["selection"], "name": o["name"], "participant_id": o["participant_id"],
+                "point": _number(o["point"]), "price": o["price"],
+                "probability": {DEFAULT_METHOD: o["probability"][DEFAULT_METHOD]},
+            }
+            for o in row["outcomes"]
+        ],
+    }
+
+
+def market_snapshot(row: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """`market.update` data with all lines, from a `markets` row and its `market_lines` rows
+    (`outcomes` decoded)."""
+    return {
+        "market_id": row["id"],
+        "game_id": row["game_id"],
+        "kind": row["kind"],
+        "type": row["type"],
+        "period": row["period"],
+        "participant_id": row["participant_id"],
+        "name": row["name"],
+        "status": row["status"],
+        "reason": row["status_reason"],
+        "main_point": _number(row["main_point"]),
+        "books": row["books"],
+        "lines": sorted((_line(line) for line in lines), key=lambda line: line["line_key"]),
+        "removed_lines": [],
+    }
+
+
+def apply_delta(state: dict[str, Any] | None, delta_type: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A client's view after one delta: game data replaces the state; market data replaces the
+    header and upserts or removes the lines it names."""
+    if delta_type == "game.state" or state is None:
+        out = dict(data)
+        if delta_type != "game.state":
+            out["lines"] = sorted(out["lines"], key=lambda line: line["line_key"])
+            out["removed_lines"] = []
+        return out
+    lines = {line["line_key"]: line for line in state["lines"]}
+    for key in data["removed_lines"]:
+        lines.pop(key, None)
+    for line in data["lines"]:
+        lines[line["line_key"]] = line
+    return {**data, "lines": [lines[k] for k in sorted(lines)], "removed_lines": []}
+
+
+def freshness(stale_after_ms: int | None, source: str, as_of: datetime, now: datetime) -> tuple[ExpectedLatency, Liveness]:
+    """`expected_latency` and `liveness` of a snapshot (spec 6.1). The expected latency is the
+    interval the topic's values are refreshed within (the REST `stale_after_ms`); liveness says
+    whether the newest change is within that limit (`live`), older (`stale`), or settled (a
+    final game and its markets: nothing more will change)."""
+    limit = None if stale_after_ms is None else stale_after_ms / 1000
+    if limit is None:
+        state = "settled"
+    else:
+        state = "live" if (now - as_of).total_seconds() <= limit else "stale"
+    return (
+        ExpectedLatency(seconds=limit, basis="refresh_interval", source=source),
+        Liveness(state=state, as_of=_utc(as_of), limit_seconds=limit),
+    )
