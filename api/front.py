@@ -55,6 +55,10 @@ class FrontDoor:
         self.docs_url = docs_url
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket" and credential_in_url(scope.get("path", ""), scope.get("query_string", b"")):
+            await receive()  # websocket.connect; closing before accepting refuses the handshake (HTTP 403)
+            await send({"type": "websocket.close", "code": 4003, "reason": "credential_in_url"})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

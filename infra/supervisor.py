@@ -134,7 +134,7 @@ class Supervisor:
         self._add(Child(
             "api",
             [py, "-m", "granian", "--interface", "asgi", "--host", s.host, "--port", str(s.port),
-             "--workers", str(s.api_workers), "--no-ws", "--no-access-log", "--log-level", "warning",
+             "--workers", str(s.api_workers), "--no-access-log", "--log-level", "warning",
              "api.server:app"],
             env,
         ))

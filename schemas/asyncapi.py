@@ -1,9 +1,9 @@
 """The AsyncAPI 3.0 document of what live clients receive, built from the Structs in
 `schemas.wire` (so the document cannot drift from the code that encodes them).
 
-Two channels: the `wire.deltas` Kafka topic of each dataset (what the projector publishes), and
-the single-topic server-sent events stream `GET /v1/stream/{topic}` (a snapshot, then those
-deltas). The WebSocket socket of spec 6.1 is not built yet.
+Channels: the `wire.deltas` Kafka topic of each dataset (what the projector publishes), the
+single-topic server-sent events stream `GET /v1/stream/{topic}` (a snapshot, then those deltas),
+and the socket `/v1/wire` (spec 6.1: control messages of `wire.messages`, snapshots, deltas).
 """
 
 from __future__ import annotations
@@ -13,6 +13,12 @@ from typing import Any
 import msgspec
 
 from schemas.wire import DATA_BY_TYPE, Envelope, SnapshotEnvelope
+from wire import messages as control
+
+CLIENT_MESSAGES = (control.Auth, control.Resume, control.Subscribe, control.Unsubscribe, control.ListSubscriptions,
+                   control.Pong)
+SERVER_MESSAGES = (control.Hello, control.Ack, control.ErrorMessage, control.WarningMessage, control.Ping,
+                   control.Drain, control.ResumeFailed)
 
 TITLES = {"game.state": "Game state", "market.update": "Market update", "market.suspended": "Market suspended"}
 TOPIC_PATTERNS = {"game.state": r"^game:gm_[0-9a-hjkmnp-tv-z]{20}$",
@@ -25,7 +31,7 @@ def _message_name(delta_type: str) -> str:
 
 
 def document(version: str) -> dict[str, Any]:
-    structs = [Envelope, SnapshotEnvelope, *dict.fromkeys(DATA_BY_TYPE.values())]
+    structs = [Envelope, SnapshotEnvelope, *dict.fromkeys(DATA_BY_TYPE.values()), *CLIENT_MESSAGES, *SERVER_MESSAGES]
     _, schemas = msgspec.json.schema_components(structs, ref_template="#/components/schemas/{name}")
     messages: dict[str, Any] = {}
     for delta_type, data in DATA_BY_TYPE.items():
@@ -62,6 +68,20 @@ def document(version: str) -> dict[str, Any]:
                     "schema": {"$ref": "#/components/schemas/SnapshotEnvelope"}},
     }
     stream_messages = {name: {"$ref": f"#/components/messages/{name}"} for name in messages}
+    control_names = {}
+    for struct in (*CLIENT_MESSAGES, *SERVER_MESSAGES):
+        op = struct.__struct_config__.tag
+        control_names[struct] = name = f"control_{op}"
+        messages[name] = {
+            "name": name,
+            "title": f"`{op}` ({'client' if struct in CLIENT_MESSAGES else 'server'})",
+            "contentType": "application/json",
+            "payload": {"schemaFormat": "application/schema+json;version=draft-07",
+                        "schema": {"$ref": f"#/components/schemas/{struct.__name__}"}},
+        }
+    socket_messages = {
+        **stream_messages, **{n: {"$ref": f"#/components/messages/{n}"} for n in control_names.values()},
+    }
     channels = {
         "liveDeltas": {
             "address": "wire.deltas",
@@ -89,14 +109,34 @@ def document(version: str) -> dict[str, Any]:
             "parameters": {"topic": {"description": "`game:gm_…` or `market:mkt_…`"}},
             "messages": stream_messages,
         },
+        "socket": {
+            "address": "/v1/wire",
+            "servers": [{"$ref": "#/servers/api"}],
+            "title": "The Wire socket (WebSocket, subprotocol svc.v1)",
+            "description": (
+                "Authenticate within 5 s with `auth` (a `ws` ticket), or offer `svc.ticket.{ticket}` as a second "
+                "subprotocol, or `resume` within 120 s. `subscribe`/`unsubscribe`/`list_subscriptions` are "
+                "answered by `ack` (the full topic set); each new topic gets its snapshot, then its deltas by seq. "
+                "Close codes: 4001 unauthenticated, 4002 no auth in time, 4003 protocol, 4011 session expired "
+                "during resume, 4100 pings unanswered, 4108 slow consumer, 4129 too many messages or attempts, "
+                "4150 live updates unavailable, 4200 lifetime reached (resume), 1009 frame over 65,536 bytes."
+            ),
+            "messages": socket_messages,
+        },
     }
     operations = {
         f"receive{key[0].upper()}{key[1:]}": {
             "action": "receive",
             "channel": {"$ref": f"#/channels/{key}"},
-            "messages": [{"$ref": f"#/channels/{key}/messages/{name}"} for name in messages],
+            "messages": [{"$ref": f"#/channels/{key}/messages/{name}"} for name in channels[key]["messages"]
+                         if not any(name == control_names[c] for c in CLIENT_MESSAGES)],
         }
         for key in channels
+    }
+    operations["sendSocket"] = {
+        "action": "send",
+        "channel": {"$ref": "#/channels/socket"},
+        "messages": [{"$ref": f"#/channels/socket/messages/{control_names[c]}"} for c in CLIENT_MESSAGES],
     }
     return {
         "asyncapi": "3.0.0",

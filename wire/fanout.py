@@ -42,18 +42,20 @@ class Delta:
     payload: bytes  # the envelope exactly as on the log
 
 
-@dataclass(eq=False)
-class Subscription:
-    dataset: str
-    topic: str
-    queue: asyncio.Queue = field(default_factory=lambda: asyncio.Queue(QUEUE_MAX))
-    restart: str | None = None  # why the stream must start over from a snapshot ("slow_consumer", "reconnected")
+class Inbox:
+    """Where one connection's deltas wait, `(topic, delta)` in arrival order; shared by all its
+    topics. Full means the reader is too slow: everything pending is dropped and the connection
+    told why (`restart`), to start over from snapshots."""
 
-    def offer(self, delta: Delta) -> None:
+    def __init__(self, size: int = QUEUE_MAX) -> None:
+        self.queue: asyncio.Queue = asyncio.Queue(size)
+        self.restart: str | None = None  # "slow_consumer" or "reconnected"
+
+    def put(self, topic: str, delta: Delta) -> None:
         if self.restart is not None:
             return  # starting over anyway
         try:
-            self.queue.put_nowait(delta)
+            self.queue.put_nowait((topic, delta))
         except asyncio.QueueFull:
             self.start_over("slow_consumer")
 
@@ -61,11 +63,21 @@ class Subscription:
         self.restart = why
         while not self.queue.empty():
             self.queue.get_nowait()
-        self.queue.put_nowait(None)  # wakes the stream
+        self.queue.put_nowait(None)  # wakes the reader
 
     def take_restart(self) -> str | None:
         why, self.restart = self.restart, None
         return why
+
+
+@dataclass(eq=False)
+class Subscription:
+    dataset: str
+    topic: str
+    inbox: Inbox = field(default_factory=Inbox)
+
+    def offer(self, delta: Delta) -> None:
+        self.inbox.put(self.topic, delta)
 
 
 class DeltaFanout:
@@ -121,7 +133,7 @@ class DeltaFanout:
                 pass
             for subscriptions in self._subscriptions.values():
                 for sub in subscriptions:
-                    sub.start_over("reconnected")  # deltas may have been missed meanwhile
+                    sub.inbox.start_over("reconnected")  # deltas may have been missed meanwhile
             while True:
                 await asyncio.sleep(RECONNECT_SECONDS)
                 try:
@@ -145,8 +157,8 @@ class DeltaFanout:
         for sub in self._subscriptions.get((dataset, topic), ()):
             sub.offer(delta)
 
-    def subscribe(self, dataset: str, topic: str) -> Subscription:
-        sub = Subscription(dataset, topic)
+    def subscribe(self, dataset: str, topic: str, inbox: Inbox | None = None) -> Subscription:
+        sub = Subscription(dataset, topic, inbox or Inbox())
         self._subscriptions.setdefault((dataset, topic), set()).add(sub)
         return sub
 

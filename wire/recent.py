@@ -52,3 +52,12 @@ class RecentDeltas:
                 out.append((seq, payload))
                 expected += 1
         return out if out or seen_last else None
+
+
+def next_step(current: int, seq: int) -> str:
+    """What a connection that has shown `current` does with a delta of `seq` (spec 6.1 gap
+    rule): `skip` what its snapshot or an earlier delta covered, `send` the next one, and on
+    any jump `resnapshot`."""
+    if seq <= current:
+        return "skip"
+    return "send" if seq == current + 1 else "resnapshot"

@@ -16,8 +16,6 @@ import time
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, AsyncIterator
 
-import msgspec
-import structlog
 from litestar import Request, get
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, PathParameter, QueryParameter
@@ -26,83 +24,21 @@ from litestar.response import Stream
 from api.access.keys import bearer_token
 from api.access.middleware import header_value, service_for
 from api.access.plans import PLANS
-from api.access.window import RatePolicy, rate_state
-from api.access.headers import retry_after
-from api.conventions import RG_LINE
 from api.openapi import problem_responses
 from api.problems import ProblemError
-from api.queries import wire as wire_sql
-from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
-from schemas.datasets import pg_schema
-from schemas.wire import SnapshotEnvelope
+from api.wire_serving import (
+    SERVED_KINDS, Snapshot, admit_attempt, encode, fanout_of, open_streams, read_snapshot, redeem,
+)
 from wire import sse
 from wire.fanout import Delta, DeltaFanout, Subscription
-from wire.limits import OpenStreams
-from wire.snapshots import freshness, game_snapshot, market_snapshot
-from wire.tickets import redeem_ticket
+from wire.recent import next_step
 from wire.topics import TOPIC_MAX_LENGTH, topic_error
 
-log = structlog.get_logger("api.stream")
-ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 DRAIN_NOTICE_SECONDS = 30
-_encode = msgspec.json.Encoder(decimal_format="number").encode
-SERVED_KINDS = ("game", "market")
-
-
-def _state(request: Request) -> dict:
-    return request.app.state.app_state.extras
-
-
-async def _fanout(request: Request) -> DeltaFanout:
-    extras = _state(request)
-    fanout = extras.get("fanout")
-    if fanout is None:
-        fanout = extras["fanout"] = DeltaFanout(request.app.state.settings)
-    try:
-        await asyncio.wait_for(fanout.start(), 15)
-    except Exception as exc:
-        log.warning("wire fan-out cannot start", error=repr(exc))
-        raise ProblemError("service_unavailable", "Live updates are not reachable right now; retry shortly.") from None
-    return fanout
-
-
-class Snapshot(msgspec.Struct):
-    seq: int
-    payload: bytes
-
-
-async def read_snapshot(request: Request, dataset: str, topic: str) -> Snapshot | None:
-    """The topic's state and last seq, from one consistent read; None when it does not exist."""
-    pool = request.app.state.app_state.pool
-    if pool is None:
-        raise ProblemError("service_unavailable", "The read models are not reachable right now; retry shortly.")
-    kind, _, ident = topic.partition(":")
-    schema = f'"{pg_schema(dataset)}"'
-    now = datetime.now(timezone.utc)
-    async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
-        if kind == "game":
-            row = await wire_sql.game_row(conn, schema, ident)
-            if row is None:
-                return None
-            data, stale, delta_type = game_snapshot(row), game_stale_after_ms(row["status"]), "game.state"
-            rg_line = None
-        else:
-            row, lines = await wire_sql.market_rows(conn, schema, ident)
-            if row is None:
-                return None
-            data, stale = market_snapshot(row, lines), market_stale_after_ms(row["game_status"])
-            delta_type = "market.suspended" if row["status"] == "suspended" else "market.update"
-            rg_line = RG_LINE  # every wagering topic's snapshot carries the cost line
-    expected_latency, liveness = freshness(stale, row["source"], row["as_of"], now)
-    envelope = SnapshotEnvelope(
-        op="snapshot", type=delta_type, topic=topic, seq=row["last_seq"], source_ts=row["as_of"], emit_ts=now,
-        source=row["source"], data=data, expected_latency=expected_latency, liveness=liveness, rg_line=rg_line,
-    )
-    return Snapshot(row["last_seq"], _encode(envelope))
 
 
 def _problem_event(code: str, detail: str) -> bytes:
-    return sse.event(_encode({"code": code, "detail": detail}), name="error")
+    return sse.event(encode({"code": code, "detail": detail}), name="error")
 
 
 async def _events(
@@ -131,20 +67,22 @@ async def _events(
             if not drained and now >= drain_at:
                 drained = True
                 deadline = datetime.now(timezone.utc) + timedelta(seconds=ends - now)
-                yield sse.event(_encode({"deadline_at": deadline}), name="drain")
+                yield sse.event(encode({"deadline_at": deadline}), name="drain")
             if now >= next_ping:
                 next_ping = now + settings.wire_ping_seconds
                 yield sse.comment("ping")
             wait = min(next_ping, ends if drained else drain_at) - time.monotonic()
             try:
-                delta = await asyncio.wait_for(sub.queue.get(), max(0.0, wait))
+                item = await asyncio.wait_for(sub.inbox.queue.get(), max(0.0, wait))
             except asyncio.TimeoutError:
                 continue
-            why = sub.take_restart()
+            why = sub.inbox.take_restart()
+            delta = None if item is None else item[1]
             if delta is not None and why is None:
-                if delta.seq <= current:
-                    continue  # already shown (the snapshot or a replay covered it)
-                if delta.seq == current + 1:
+                step = next_step(current, delta.seq)
+                if step == "skip":
+                    continue
+                if step == "send":
                     yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
                     current = delta.seq
                     continue
@@ -152,9 +90,9 @@ async def _events(
             elif why is None:
                 continue
             if why == "slow_consumer":
-                yield sse.event(_encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
+                yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
                                                                           "snapshot follows."}), name="warning")
-            snapshot = await read_snapshot(request, sub.dataset, sub.topic)
+            snapshot = await read_snapshot(request.app.state.app_state.pool, sub.dataset, sub.topic)
             if snapshot is None:
                 yield _problem_event("not_found", f"The topic {sub.topic} is no longer available.")
                 return
@@ -196,32 +134,21 @@ async def stream_topic(
         raise ProblemError("unauthenticated", "Open a stream with a wire ticket: POST /v1/wire/tickets "
                                               "(transport sse), then pass it as `ticket`.", param="ticket")
     service = service_for(request.scope)
-    settings = request.app.state.settings
     client = request.scope.get("client")
     address = service.address_of(client[0] if client else None, header_value(request.scope, b"x-forwarded-for"))
-    attempts = rate_state(ATTEMPTS, "wire", await service.windows.hit(f"{address}:wire", ATTEMPTS))
-    if not attempts.allowed:
-        raise ProblemError("rate_limited", f"At most {ATTEMPTS.limit} stream attempts per {ATTEMPTS.window} s "
-                                           "per address.", headers=dict([retry_after(attempts.reset_after)]),
-                           retryable=True)
-    pool = request.app.state.app_state.pool
-    if pool is None:
-        raise ProblemError("service_unavailable", "Wire tickets cannot be checked right now; retry shortly.")
-    async with pool.acquire() as conn:
-        grant = await redeem_ticket(conn, service.secret, token, "sse")
-    if grant is None:
-        raise ProblemError("unauthenticated", "The ticket is not valid: unknown, expired, already used, "
-                                              "or minted for the socket.", param="ticket")
+    await admit_attempt(service, address)
+    app_state = request.app.state.app_state
+    grant = await redeem(app_state.pool, service, token, "sse")
     if grant.topics is not None and topic not in grant.topics:
         raise ProblemError("not_entitled", f"The ticket does not name {topic}.", param="topic")
     if topic.partition(":")[0] not in SERVED_KINDS:
         raise ProblemError("not_found", f"No topic {topic}: streams serve game: and market: topics.", param="topic")
 
-    opened: OpenStreams = _state(request).setdefault("open_streams", OpenStreams())
+    opened = open_streams(app_state)
     refused = opened.open(address, grant.account_id, PLANS[grant.plan].wire_connections)
     if refused is not None:
         raise ProblemError("rate_limited", f"Too many open streams: {refused}.", retryable=True,
-                           headers=dict([retry_after(1)]))
+                           headers={"Retry-After": "1"})
     released = False
 
     def release() -> None:
@@ -231,10 +158,10 @@ async def stream_topic(
             opened.close(address, grant.account_id)
 
     try:
-        fanout = await _fanout(request)
+        fanout = await fanout_of(app_state)
         sub = fanout.subscribe(grant.mode, topic)  # before the snapshot: nothing falls between
         try:
-            first = await read_snapshot(request, grant.mode, topic)
+            first = await read_snapshot(app_state.pool, grant.mode, topic)
             if first is None:
                 raise ProblemError("not_found", f"No topic {topic}.", param="topic")
             last = sse.last_event_id(last_event_id)

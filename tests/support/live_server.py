@@ -29,7 +29,7 @@ def api_server(
     }
     argv = [
         sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--no-ws", "--no-access-log", "--log-level", "warning", app,
+        "--workers", "1", "--no-access-log", "--log-level", "warning", app,
     ]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)

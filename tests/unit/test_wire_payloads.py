@@ -59,11 +59,17 @@ def test_a_payload_missing_a_member_is_refused():
 def test_asyncapi_document_names_every_delta_the_envelopes_and_the_stream():
     doc = document("1.2.3")
     assert doc["asyncapi"] == "3.0.0" and doc["info"]["version"] == "1.2.3"
-    assert set(doc["components"]["messages"]) == {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"}
+    ops = {"auth", "resume", "subscribe", "unsubscribe", "list_subscriptions", "pong", "hello", "ack", "error",
+           "warning", "ping", "drain", "resume_failed"}  # spec 6.1's control messages, every one
+    assert set(doc["components"]["messages"]) == (
+        {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"} | {f"control_{op}" for op in ops})
     assert set(Envelope.__struct_fields__) <= set(doc["components"]["schemas"]["Envelope"]["properties"])
     snapshot = doc["components"]["schemas"]["SnapshotEnvelope"]["properties"]
     assert set(SnapshotEnvelope.__struct_fields__) == set(snapshot)
     channels = {c["address"]: c for c in doc["channels"].values()}
-    assert set(channels) == {"wire.deltas", "test.wire.deltas", "/v1/stream/{topic}"}
+    assert set(channels) == {"wire.deltas", "test.wire.deltas", "/v1/stream/{topic}", "/v1/wire"}
     assert "snapshot" not in channels["wire.deltas"]["messages"]  # Kafka carries deltas only
-    assert set(channels["/v1/stream/{topic}"]["messages"]) == set(doc["components"]["messages"])
+    assert set(channels["/v1/stream/{topic}"]["messages"]) == {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"}
+    assert set(channels["/v1/wire"]["messages"]) == set(doc["components"]["messages"])
+    sent = {ref["$ref"].rsplit("/", 1)[1] for ref in doc["operations"]["sendSocket"]["messages"]}
+    assert sent == {f"control_{op}" for op in ("auth", "resume", "subscribe", "unsubscribe", "list_subscriptions", "pong")}

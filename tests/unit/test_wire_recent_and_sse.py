@@ -6,7 +6,7 @@ from hypothesis import given, strategies as st
 
 from wire import sse
 from wire.limits import PER_ADDRESS, OpenStreams
-from wire.recent import RecentDeltas
+from wire.recent import RecentDeltas, next_step
 
 
 def filled(seqs, now=0.0, **kw) -> RecentDeltas:
@@ -68,3 +68,23 @@ def test_open_streams_per_address_and_account():
     assert streams.open("addr:b", "acct_0", 1) is not None  # acct_0 has its one
     streams.close("addr:a", "acct_0")
     assert streams.open("addr:b", "acct_0", 1) is None
+
+
+@given(st.lists(st.integers(1, 30), max_size=60), st.integers(0, 10))
+def test_following_the_gap_rule_never_shows_a_seq_twice_or_skips_one(arrivals, start):
+    current, shown = start, []
+    for seq in arrivals:
+        step = next_step(current, seq)
+        if step == "send":
+            shown.append(seq)
+            current = seq
+        elif step == "resnapshot":  # a fresh snapshot at this seq; deltas continue from it
+            shown.append(("snapshot", seq))
+            current = seq
+    deltas_since_snapshot = start
+    for item in shown:
+        if isinstance(item, tuple):
+            deltas_since_snapshot = item[1]
+        else:
+            assert item == deltas_since_snapshot + 1
+            deltas_since_snapshot = item

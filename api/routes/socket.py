@@ -1,0 +1,370 @@
+"""The Wire socket, `/v1/wire` (spec 6.1): many topics over one WebSocket.
+
+Subprotocol `svc.v1`. Authenticate within 5 seconds with `{"op": "auth", "ticket": …}` (a `ws`
+ticket, redeemed here), or offer the ticket as a second subprotocol `svc.ticket.{ticket}`, or
+send `resume` instead. Then `subscribe`/`unsubscribe`/`list_subscriptions`, each answered by an
+`ack` with the full topic set; each new topic gets its snapshot, then its deltas by seq. Pings
+every 20 seconds; a `drain` 30 seconds before the 24-hour end, then close 4200 (resume). A
+reader too slow for its deltas gets `warning` and close 4108.
+
+One task per connection does all the sending (acks, snapshots, deltas, pings) so a topic's
+snapshot always precedes its deltas; another only reads frames.
+"""
+
+# no `from __future__ import annotations`: Litestar reads the handlers' types at import time
+
+import asyncio
+import time
+from datetime import datetime, timedelta, timezone
+
+import structlog
+from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect
+
+from api.access.middleware import header_value, service_for
+from api.access.plans import PLANS
+from api.conventions import RG_LINE
+from api.problems import ProblemError
+from api.wire_serving import admit_attempt, fanout_of, open_streams, read_snapshot, redeem
+from wire import messages as m
+from wire.fanout import DeltaFanout, Inbox, Subscription
+from wire.recent import next_step
+from wire.sessions import RESUME_SECONDS, Session, Sessions
+from wire.topics import topic_error
+
+log = structlog.get_logger("api.socket")
+DRAIN_NOTICE_SECONDS = 30
+
+
+class _Closed(Exception):
+    def __init__(self, code: int, reason: str = "") -> None:
+        self.code, self.reason = code, reason
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Connection:
+    def __init__(self, socket: WebSocket, fanout: DeltaFanout, session: Session, sessions: Sessions) -> None:
+        app_state = socket.app.state.app_state
+        self.socket = socket
+        self.settings = app_state.settings
+        self.pool = app_state.pool
+        self.fanout = fanout
+        self.session = session
+        self.sessions = sessions
+        self.grant = session.grant
+        self.inbox = Inbox()
+        self.subs: dict[str, Subscription] = {}
+        self.current: dict[str, int] = {}  # topic -> last seq sent
+        self.requests: asyncio.Queue = asyncio.Queue()
+        self.last_pong = time.monotonic()
+        self.topic_limit = PLANS[self.grant.plan].wire_topics
+
+    async def send(self, payload: bytes) -> None:
+        await self.socket.send_data(payload.decode(), mode="text")
+
+    async def hello(self) -> None:
+        token = self.sessions.new_token(self.session)
+        lifetime = self.session.expires_at - time.monotonic()
+        await self.send(m.encode(m.Hello(
+            session_id=self.session.session_id, resume_token=token,
+            heartbeat_seconds=round(self.settings.wire_ping_seconds), resume_seconds=RESUME_SECONDS,
+            expires_at=_now() + timedelta(seconds=lifetime),
+            limits=m.Limits(topics=self.topic_limit, inbound_per_second=m.INBOUND_PER_SECOND,
+                            max_frame_bytes=m.MAX_FRAME_BYTES),
+            mode=self.grant.mode, rg_line=RG_LINE,
+        )))
+
+    async def error(self, code: str, detail: str, topic: str | None = None, request_id: str | None = None,
+                    retryable: bool = False) -> None:
+        await self.send(m.encode(m.ErrorMessage(code=code, detail=detail, topic=topic, request_id=request_id,
+                                                retryable=retryable)))
+
+    # ---- topics -------------------------------------------------------------------------------
+
+    def _attach(self, topic: str) -> Subscription:
+        sub = self.subs.get(topic)
+        if sub is None:
+            sub = self.subs[topic] = self.fanout.subscribe(self.grant.mode, topic, self.inbox)
+        return sub
+
+    def _detach(self, topic: str) -> None:
+        sub = self.subs.pop(topic, None)
+        if sub is not None:
+            self.fanout.unsubscribe(sub)
+        self.current.pop(topic, None)
+
+    async def snapshot(self, topic: str) -> bool:
+        """Send the topic's snapshot (subscribed first, so no delta falls between)."""
+        self._attach(topic)
+        snap = await read_snapshot(self.pool, self.grant.mode, topic)
+        if snap is None:
+            self._detach(topic)
+            await self.error("not_found", f"No topic {topic}.", topic=topic)
+            return False
+        self.current[topic] = snap.seq
+        await self.send(snap.payload)
+        return True
+
+    def refusal(self, topic: str) -> tuple[str, str] | None:
+        if (why := topic_error(topic)) is not None:
+            return "invalid_request", f"Topic is not valid: {why}."
+        if self.grant.topics is not None and topic not in self.grant.topics:
+            return "not_entitled", "The ticket does not name this topic."
+        return None
+
+    async def subscribe(self, msg: m.Subscribe) -> None:
+        fresh = []
+        for topic in dict.fromkeys(msg.topics[: m.MAX_TOPICS_PER_MESSAGE]):
+            if topic in self.current:
+                fresh.append(topic)  # re-subscribing re-sends the snapshot
+                continue
+            refused = self.refusal(topic)
+            if refused is not None:
+                await self.error(*refused, topic=topic, request_id=msg.request_id)
+            elif len(self.current) + len([t for t in fresh if t not in self.current]) >= self.topic_limit:
+                await self.error("too_many_topics", f"The {self.grant.plan} plan allows {self.topic_limit} topics.",
+                                 topic=topic, request_id=msg.request_id)
+            else:
+                fresh.append(topic)
+        sent = [topic for topic in fresh if await self.snapshot(topic)]
+        self.session.topics.update(sent)
+        await self.ack(msg.request_id)
+
+    async def ack(self, request_id: str | None) -> None:
+        await self.send(m.encode(m.Ack(request_id=request_id, topics=sorted(self.current))))
+
+    async def resume_topics(self, last_seq: dict[str, int]) -> None:
+        """Replay what each topic missed; topics this process cannot replay get new snapshots."""
+        failed = []
+        for topic in sorted(self.session.topics):
+            self._attach(topic)
+            seq = last_seq.get(topic)
+            missed = None if seq is None else self.fanout.since(self.grant.mode, topic, seq)
+            if missed is None:
+                failed.append(topic)
+                continue
+            self.current[topic] = seq
+            for delta in missed:
+                await self.send(delta.payload)
+                self.current[topic] = delta.seq
+        if failed:
+            await self.send(m.encode(m.ResumeFailed(topics=failed)))
+            for topic in failed:
+                if not await self.snapshot(topic):
+                    self.session.topics.discard(topic)
+
+    # ---- the connection's two loops -------------------------------------------------------
+
+    async def read_loop(self) -> None:
+        inflow = m.Inflow()
+        over = 0
+        while True:
+            frame = await self.socket.receive_data(mode="text")
+            if len(frame.encode()) > m.MAX_FRAME_BYTES:
+                raise _Closed(1009, "frame too large")
+            if not inflow.admit(time.monotonic()):
+                over += 1
+                if over > m.INBOUND_PER_SECOND:
+                    raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many messages")
+                await self.requests.put(("refuse", "rate_limited",
+                                         f"At most {m.INBOUND_PER_SECOND} messages per second."))
+                continue
+            over = 0
+            await self.requests.put(("frame", frame))
+
+    async def handle(self, item) -> None:
+        if item[0] == "refuse":
+            await self.error(item[1], item[2], retryable=True)
+            return
+        try:
+            msg = m.decode(item[1])
+        except m.BadMessage as exc:
+            await self.error("invalid_request", str(exc))
+            return
+        if isinstance(msg, m.Subscribe):
+            await self.subscribe(msg)
+        elif isinstance(msg, m.Unsubscribe):
+            for topic in msg.topics:
+                self._detach(topic)
+                self.session.topics.discard(topic)
+            await self.ack(msg.request_id)
+        elif isinstance(msg, m.ListSubscriptions):
+            await self.ack(msg.request_id)
+        elif isinstance(msg, m.Pong):
+            self.last_pong = time.monotonic()
+        elif isinstance(msg, m.Auth):  # in-band refresh: a new ticket of the same account
+            try:
+                grant = await redeem(self.pool, service_for(self.socket.scope), msg.ticket, "ws")
+            except ProblemError as exc:
+                await self.error(exc.code, exc.detail, request_id=msg.request_id)
+                return
+            if grant.account_id != self.grant.account_id or grant.mode != self.grant.mode:
+                await self.error("not_entitled", "A refresh ticket must be of the same account and mode.",
+                                 request_id=msg.request_id)
+                return
+            self.grant = self.session.grant = grant
+            await self.ack(msg.request_id)
+        else:
+            await self.error("invalid_request", "`resume` is only the first message of a connection.")
+
+    async def send_loop(self) -> None:
+        interval = self.settings.wire_ping_seconds
+        next_ping = time.monotonic() + interval
+        drained = False
+        get_request = asyncio.ensure_future(self.requests.get())
+        get_delta = asyncio.ensure_future(self.inbox.queue.get())
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= self.session.expires_at:
+                    raise _Closed(m.CLOSE_LIFETIME, "connection lifetime reached; resume")
+                if not drained and now >= self.session.expires_at - DRAIN_NOTICE_SECONDS:
+                    drained = True
+                    deadline = _now() + timedelta(seconds=self.session.expires_at - now)
+                    await self.send(m.encode(m.Drain(deadline_at=deadline)))
+                if now >= next_ping:
+                    if now - self.last_pong > 2 * interval + 1:
+                        raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered")
+                    next_ping = now + interval
+                    await self.send(m.encode(m.Ping(ts=_now())))
+                limit = self.session.expires_at - (0 if drained else DRAIN_NOTICE_SECONDS)
+                wait = max(0.0, min(next_ping, limit) - time.monotonic())
+                done, _ = await asyncio.wait({get_request, get_delta}, timeout=wait,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if get_request in done:
+                    item = get_request.result()
+                    get_request = asyncio.ensure_future(self.requests.get())
+                    await self.handle(item)
+                if get_delta in done:
+                    item = get_delta.result()
+                    get_delta = asyncio.ensure_future(self.inbox.queue.get())
+                    await self.deliver(item)
+        finally:
+            get_request.cancel()
+            get_delta.cancel()
+
+    async def deliver(self, item) -> None:
+        why = self.inbox.take_restart()
+        if why == "slow_consumer":
+            await self.send(m.encode(m.WarningMessage(code="slow_consumer",
+                                                      detail="Deltas arrived faster than this connection read them.")))
+            raise _Closed(m.CLOSE_SLOW_CONSUMER, "slow consumer")
+        if why is not None:  # the fan-out reconnected: deltas may be missing, start each topic over
+            for topic in list(self.current):
+                await self.snapshot(topic)
+            return
+        if item is None:
+            return
+        topic, delta = item
+        current = self.current.get(topic)
+        if current is None:
+            return  # not subscribed (any more)
+        step = next_step(current, delta.seq)
+        if step == "send":
+            self.current[topic] = delta.seq
+            await self.send(delta.payload)
+        elif step == "resnapshot":
+            await self.snapshot(topic)
+
+    def close(self) -> None:
+        for topic in list(self.subs):
+            sub = self.subs.pop(topic)
+            self.fanout.unsubscribe(sub)
+
+
+async def _first_message(socket: WebSocket, offered_ticket: str | None) -> m.Auth | m.Resume:
+    if offered_ticket is not None:
+        return m.Auth(ticket=offered_ticket)
+    try:
+        frame = await asyncio.wait_for(socket.receive_data(mode="text"), m.AUTH_SECONDS)
+    except asyncio.TimeoutError:
+        raise _Closed(m.CLOSE_AUTH_TIMEOUT, "no auth within 5 seconds") from None
+    try:
+        msg = m.decode(frame)
+    except m.BadMessage:
+        raise _Closed(m.CLOSE_PROTOCOL, "the first message is auth or resume") from None
+    if not isinstance(msg, (m.Auth, m.Resume)):
+        raise _Closed(m.CLOSE_PROTOCOL, "the first message is auth or resume")
+    return msg
+
+
+@websocket("/v1/wire", opt={"stream": True})
+async def wire_socket(socket: WebSocket) -> None:
+    offered = list(socket.scope.get("subprotocols") or [])
+    ticket = next((p[len(m.TICKET_SUBPROTOCOL):] for p in offered if p.startswith(m.TICKET_SUBPROTOCOL)), None)
+    await socket.accept(subprotocols=m.SUBPROTOCOL if m.SUBPROTOCOL in offered else None)
+    app_state = socket.app.state.app_state
+    sessions: Sessions = app_state.extras.setdefault("wire_sessions", Sessions())
+    service = service_for(socket.scope)
+    client = socket.scope.get("client")
+    address = service.address_of(client[0] if client else None, header_value(socket.scope, b"x-forwarded-for"))
+    conn: Connection | None = None
+    counted = None
+    try:
+        if m.SUBPROTOCOL not in offered:
+            raise _Closed(m.CLOSE_PROTOCOL, f"use subprotocol {m.SUBPROTOCOL}")
+        try:
+            await admit_attempt(service, address)
+        except ProblemError as exc:
+            await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail, retryable=True)).decode())
+            raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many connection attempts") from None
+        first = await _first_message(socket, ticket)
+        if isinstance(first, m.Resume):
+            session = sessions.resume(first.session_id, first.resume_token, time.monotonic())
+            if session is None:
+                await socket.send_data(m.encode(m.ResumeFailed(topics=sorted(first.last_seq))).decode())
+                raise _Closed(m.CLOSE_SESSION_EXPIRED, "session expired")
+        else:
+            try:
+                grant = await redeem(app_state.pool, service, first.ticket, "ws")
+            except ProblemError as exc:
+                await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail)).decode())
+                raise _Closed(m.CLOSE_UNAUTHENTICATED if exc.code == "unauthenticated" else m.CLOSE_UNAVAILABLE,
+                              exc.code) from None
+            session = sessions.open(grant, time.monotonic() + app_state.settings.wire_max_seconds, time.monotonic())
+        grant = session.grant
+        refused = open_streams(app_state).open(address, grant.account_id, PLANS[grant.plan].wire_connections)
+        if refused is not None:
+            await socket.send_data(m.encode(m.ErrorMessage(code="rate_limited", detail=f"Too many open connections: "
+                                                           f"{refused}.", retryable=True)).decode())
+            sessions.detach(session, time.monotonic())
+            raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many open connections")
+        counted = (address, grant.account_id)
+        try:
+            fanout = await fanout_of(app_state)
+        except ProblemError:
+            sessions.detach(session, time.monotonic())
+            raise _Closed(m.CLOSE_UNAVAILABLE, "live updates unavailable") from None
+        conn = Connection(socket, fanout, session, sessions)
+        await conn.hello()
+        if isinstance(first, m.Resume):
+            await conn.resume_topics(first.last_seq)
+        reader = asyncio.create_task(conn.read_loop())
+        sender = asyncio.create_task(conn.send_loop())
+        try:
+            done, _ = await asyncio.wait({reader, sender}, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # raises what ended the connection
+        finally:
+            for task in (reader, sender):
+                task.cancel()
+            await asyncio.gather(reader, sender, return_exceptions=True)
+    except _Closed as closed:
+        try:
+            await socket.close(code=closed.code, reason=closed.reason)
+        except Exception:
+            pass
+    except WebSocketDisconnect:
+        pass
+    finally:
+        if conn is not None:
+            conn.close()
+            sessions.detach(conn.session, time.monotonic())
+        if counted is not None:
+            open_streams(app_state).close(*counted)
+
+
+ROUTES = [wire_socket]

@@ -1,0 +1,109 @@
+"""What the Wire's two doors (the SSE stream and the socket) share: the process's fan-out,
+snapshots read from the read models, tickets, and the per-address and per-account limits."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+from typing import Any
+
+import asyncpg
+import msgspec
+import structlog
+
+from api.access.headers import retry_after
+from api.access.service import AccessService
+from api.access.window import RatePolicy, rate_state
+from api.conventions import RG_LINE
+from api.problems import ProblemError
+from api.queries import wire as wire_sql
+from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
+from schemas.datasets import pg_schema
+from schemas.wire import SnapshotEnvelope
+from wire.fanout import DeltaFanout
+from wire.limits import OpenStreams
+from wire.snapshots import freshness, game_snapshot, market_snapshot
+from wire.tickets import TicketGrant, redeem_ticket
+
+log = structlog.get_logger("api.wire")
+ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
+SERVED_KINDS = ("game", "market")
+encode = msgspec.json.Encoder(decimal_format="number").encode
+
+
+def _unavailable(what: str) -> ProblemError:
+    return ProblemError("service_unavailable", f"{what} not reachable right now; retry shortly.")
+
+
+async def fanout_of(app_state: Any) -> DeltaFanout:
+    """The process's fan-out, started on first use."""
+    fanout = app_state.extras.get("fanout")
+    if fanout is None:
+        fanout = app_state.extras["fanout"] = DeltaFanout(app_state.settings)
+    try:
+        await asyncio.wait_for(fanout.start(), 15)
+    except Exception as exc:
+        log.warning("wire fan-out cannot start", error=repr(exc))
+        raise _unavailable("Live updates are") from None
+    return fanout
+
+
+def open_streams(app_state: Any) -> OpenStreams:
+    return app_state.extras.setdefault("open_streams", OpenStreams())
+
+
+async def admit_attempt(service: AccessService, address: str) -> None:
+    """Count a connection attempt of `address`; 429 past 30 in 60 s."""
+    state = rate_state(ATTEMPTS, "wire", await service.windows.hit(f"{address}:wire", ATTEMPTS))
+    if not state.allowed:
+        raise ProblemError(
+            "rate_limited", f"At most {ATTEMPTS.limit} Wire connection attempts per {ATTEMPTS.window} s per address.",
+            headers=dict([retry_after(state.reset_after)]), retryable=True,
+        )
+
+
+async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str, transport: str) -> TicketGrant:
+    if pool is None:
+        raise _unavailable("Wire tickets are")
+    async with pool.acquire() as conn:
+        grant = await redeem_ticket(conn, service.secret, ticket, transport)
+    if grant is None:
+        raise ProblemError("unauthenticated", "The ticket is not valid: unknown, expired, already used, or minted "
+                                              f"for the {'socket' if transport == 'sse' else 'stream'}.", param="ticket")
+    return grant
+
+
+class Snapshot(msgspec.Struct):
+    seq: int
+    payload: bytes
+
+
+async def read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> Snapshot | None:
+    """The topic's state and last seq, from one consistent read; None when it does not exist."""
+    if pool is None:
+        raise _unavailable("The read models are")
+    kind, _, ident = topic.partition(":")
+    if kind not in SERVED_KINDS:
+        return None
+    schema = f'"{pg_schema(dataset)}"'
+    now = datetime.now(timezone.utc)
+    async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
+        if kind == "game":
+            row = await wire_sql.game_row(conn, schema, ident)
+            if row is None:
+                return None
+            data, stale, delta_type = game_snapshot(row), game_stale_after_ms(row["status"]), "game.state"
+            rg_line = None
+        else:
+            row, lines = await wire_sql.market_rows(conn, schema, ident)
+            if row is None:
+                return None
+            data, stale = market_snapshot(row, lines), market_stale_after_ms(row["game_status"])
+            delta_type = "market.suspended" if row["status"] == "suspended" else "market.update"
+            rg_line = RG_LINE  # every wagering topic's snapshot carries the cost line
+    expected_latency, liveness = freshness(stale, row["source"], row["as_of"], now)
+    envelope = SnapshotEnvelope(
+        op="snapshot", type=delta_type, topic=topic, seq=row["last_seq"], source_ts=row["as_of"], emit_ts=now,
+        source=row["source"], data=data, expected_latency=expected_latency, liveness=liveness, rg_line=rg_line,
+    )
+    return Snapshot(row["last_seq"], encode(envelope))

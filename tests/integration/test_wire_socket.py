@@ -1,0 +1,173 @@
+"""The Wire socket end to end: feed events -> the projector process -> wire.deltas -> the served
+API (granian) -> a WebSocket client (the `websockets` library). Auth, hello, subscribe with
+per-topic refusals, snapshot then deltas by seq, pings, unsubscribe, resume, close codes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+from tests.integration.access_support import make_key
+from tests.integration.test_wire_stream import snapshot_now
+from tests.support import projection_events as ev
+from tests.support.live_server import api_server
+from tests.support.projection_harness import caught_up, start_projector
+from wire.snapshots import apply_delta
+
+GAMES = ev.schedule(2)
+BOOKS = ("dk", "fd", "mgm")
+GID = GAMES[0].game_id
+MID = ev.market_id(GID, "game", "h2h", "full", None)
+TOPIC = f"market:{MID}"
+GAME_TOPIC = f"game:{GID}"
+MISSING = "market:mkt_0000000000000000000z"
+
+
+async def mint(c: httpx.AsyncClient, key: str, topics=None, transport="ws") -> dict:
+    body = {"transport": transport} | ({"topics": topics} if topics is not None else {})
+    r = await c.post("/v1/wire/tickets", json=body, headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def recv(ws, timeout: float = 20) -> dict:
+    """The next message that is not a ping (pings are answered), within `timeout` in all."""
+    async def next_message() -> dict:
+        while True:
+            msg = json.loads(await ws.recv())
+            if msg.get("op") != "ping":
+                return msg
+            await ws.send(json.dumps({"op": "pong", "ts": msg["ts"]}))
+
+    return await asyncio.wait_for(next_message(), timeout)
+
+
+async def closed_with(ws, timeout: float = 10) -> int:
+    with pytest.raises(ConnectionClosed) as info:
+        while True:
+            await asyncio.wait_for(ws.recv(), timeout)
+    return info.value.rcvd.code
+
+
+async def test_the_socket_serves_topics_by_seq_and_resumes(settings, topics, tmp_path):
+    await ev.publish(settings, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)])
+    projector = start_projector(settings, tmp_path / "projector.log")
+    try:
+        assert await caught_up(settings, 120)
+        key = await make_key(settings, "acme", "free", {"wire:connect"})
+        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
+               "SVC_WIRE_PING_SECONDS": "0.5"}
+        with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:
+            async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+                session = await _subscribe_stream_and_unsubscribe(settings, c, key)
+                await _resume(session)
+                await _refusals_and_close_codes(c, key, base)
+    finally:
+        projector.terminate()
+        projector.wait(30)
+
+
+async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
+    ticket = await mint(c, key)
+    assert ticket["url"].startswith("ws://") and ticket["url"].endswith("/v1/wire")
+    first_seq, _ = await snapshot_now(settings)
+    async with ws_connect(ticket["url"], subprotocols=["svc.v1"]) as ws:
+        assert ws.subprotocol == "svc.v1"
+        await ws.send(json.dumps({"op": "auth", "ticket": ticket["ticket"]}))
+        hello = await recv(ws)
+        assert hello["op"] == "hello" and hello["session_id"].startswith("wses_")
+        assert (hello["mode"], hello["resume_seconds"], hello["limits"]) == (
+            "live", 120, {"topics": 50, "inbound_per_second": 20, "max_frame_bytes": 65536})
+        assert hello["rg_line"] and hello["resume_token"]
+
+        await ws.send(json.dumps({"op": "subscribe", "request_id": "r1",
+                                  "topics": [TOPIC, GAME_TOPIC, "Bad:x", MISSING]}))
+        got = [await recv(ws) for _ in range(4)]
+        errors = {(g["topic"], g["code"]) for g in got if g["op"] == "error"}
+        assert errors == {("Bad:x", "invalid_request"), (MISSING, "not_found")}
+        snapshots = {g["topic"]: g for g in got if g["op"] == "snapshot"}
+        assert set(snapshots) == {TOPIC, GAME_TOPIC}
+        assert snapshots[TOPIC]["seq"] == first_seq and snapshots[TOPIC]["rg_line"]
+        ack = await recv(ws)
+        assert ack == {"op": "ack", "request_id": "r1", "topics": sorted([TOPIC, GAME_TOPIC])}
+
+        state = snapshots[TOPIC]["data"]
+        await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + i) for i, (book, prices) in
+                                    enumerate([("dk", [-300, 250]), ("fd", [-280, 230]), ("mgm", [-260, 210])])])
+        assert await caught_up(settings, 60)
+        last_seq, expected = await snapshot_now(settings)
+        seen = []
+        while not seen or seen[-1] < last_seq:
+            delta = await recv(ws)
+            assert delta["op"] == "delta" and delta["topic"] == TOPIC, delta
+            seen.append(delta["seq"])
+            state = apply_delta(state, delta["type"], delta["data"])
+        assert seen == list(range(first_seq + 1, last_seq + 1)) and state == expected
+
+        ping = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        assert ping["op"] == "ping" and ping["ts"].endswith("Z")
+        await ws.send(json.dumps({"op": "unsubscribe", "topics": [GAME_TOPIC], "request_id": "r2"}))
+        assert await recv(ws) == {"op": "ack", "request_id": "r2", "topics": [TOPIC]}
+        await ws.send(json.dumps({"op": "list_subscriptions", "request_id": "r3"}))
+        assert await recv(ws) == {"op": "ack", "request_id": "r3", "topics": [TOPIC]}
+        await ws.send(json.dumps({"op": "warp"}))
+        assert (await recv(ws))["code"] == "invalid_request"
+    return {"session_id": hello["session_id"], "resume_token": hello["resume_token"], "url": ticket["url"],
+            "first_seq": first_seq, "last_seq": last_seq}
+
+
+async def _resume(session) -> None:
+    resume = {"op": "resume", "session_id": session["session_id"], "resume_token": session["resume_token"],
+              "last_seq": {TOPIC: session["first_seq"]}}
+    async with ws_connect(session["url"], subprotocols=["svc.v1"]) as ws:
+        await ws.send(json.dumps(resume))
+        hello = await recv(ws)
+        assert hello["op"] == "hello" and hello["session_id"] == session["session_id"]
+        assert hello["resume_token"] != session["resume_token"]  # a new token in every hello
+        replayed = [await recv(ws) for _ in range(session["last_seq"] - session["first_seq"])]
+        assert [(d["op"], d["seq"]) for d in replayed] == [
+            ("delta", s) for s in range(session["first_seq"] + 1, session["last_seq"] + 1)]
+        new_token = hello["resume_token"]
+    # the old token no longer works: resume_failed, then 4011
+    async with ws_connect(session["url"], subprotocols=["svc.v1"]) as ws:
+        await ws.send(json.dumps(resume))
+        assert await recv(ws) == {"op": "resume_failed", "topics": [TOPIC]}
+        assert await closed_with(ws) == 4011
+    assert new_token
+
+
+async def _refusals_and_close_codes(c, key, base) -> None:
+    url = base.replace("http://", "ws://") + "/v1/wire"
+    # the ticket offered as a second subprotocol; bound to one topic
+    bound = await mint(c, key, topics=[TOPIC])
+    async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{bound['ticket']}"]) as ws:
+        assert (await recv(ws))["op"] == "hello"
+        await ws.send(json.dumps({"op": "subscribe", "topics": [GAME_TOPIC], "request_id": "x"}))
+        refused = await recv(ws)
+        assert (refused["op"], refused["code"], refused["topic"]) == ("error", "not_entitled", GAME_TOPIC)
+        assert await recv(ws) == {"op": "ack", "request_id": "x", "topics": []}
+    # a used ticket, an sse ticket, garbage: error unauthenticated, close 4001
+    for bad in (bound["ticket"], (await mint(c, key, topics=[TOPIC], transport="sse"))["ticket"], "wtkt_nope"):
+        async with ws_connect(url, subprotocols=["svc.v1"]) as ws:
+            await ws.send(json.dumps({"op": "auth", "ticket": bad}))
+            assert (await recv(ws))["code"] == "unauthenticated"
+            assert await closed_with(ws) == 4001
+    async with ws_connect(url, subprotocols=["svc.v1"]) as ws:  # the first message must be auth or resume
+        await ws.send(json.dumps({"op": "subscribe", "topics": [TOPIC]}))
+        assert await closed_with(ws) == 4003
+    async with ws_connect(url, subprotocols=["svc.v1"]) as ws:  # nothing within 5 s
+        assert await closed_with(ws, timeout=10) == 4002
+    ticket = await mint(c, key)
+    async with ws_connect(url, subprotocols=["svc.v1"]) as ws:  # frames over 64 KiB
+        await ws.send(json.dumps({"op": "auth", "ticket": ticket["ticket"]}))
+        assert (await recv(ws))["op"] == "hello"
+        await ws.send(json.dumps({"op": "subscribe", "topics": ["game:x" * 20_000]}))
+        assert await closed_with(ws) == 1009
+    with pytest.raises(Exception):  # a key in the URL refuses the handshake
+        async with ws_connect(url + f"?api_key={key}", subprotocols=["svc.v1"]):
+            pass
