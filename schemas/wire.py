@@ -38,18 +38,11 @@ class Liveness(msgspec.Struct, kw_only=True, frozen=True):
     limit_seconds: float | None  # older than this is `stale`; null once settled
 
 
-class SnapshotEnvelope(msgspec.Struct, kw_only=True, frozen=True):
+class SnapshotEnvelope(Envelope, kw_only=True, frozen=True):
     """A topic's state at its last seq (the stream's first event, and after any gap). `data` has
     the shape of the topic's delta data, with every line (docs/wire-deltas.md)."""
 
     op: Literal["snapshot"]
-    type: str
-    topic: str
-    seq: int
-    source_ts: datetime | None
-    emit_ts: datetime
-    source: str
-    data: dict[str, Any]
     expected_latency: ExpectedLatency
     liveness: Liveness
     rg_line: str | None  # the cost line, on every wagering (market) topic

@@ -12,11 +12,9 @@ import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.integration.access_support import make_key
-from tests.integration.test_wire_stream import snapshot_now
 from tests.support import projection_events as ev
-from tests.support.live_server import api_server
-from tests.support.projection_harness import caught_up, start_projector
+from tests.integration.wire_support import market_now, wire_stack
+from tests.support.projection_harness import caught_up
 from wire.snapshots import apply_delta
 
 GAMES = ev.schedule(2)
@@ -55,27 +53,16 @@ async def closed_with(ws, timeout: float = 10) -> int:
 
 
 async def test_the_socket_serves_topics_by_seq_and_resumes(settings, topics, tmp_path):
-    await ev.publish(settings, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)])
-    projector = start_projector(settings, tmp_path / "projector.log")
-    try:
-        assert await caught_up(settings, 120)
-        key = await make_key(settings, "acme", "free", {"wire:connect"})
-        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-               "SVC_WIRE_PING_SECONDS": "0.5"}
-        with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:
-            async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-                session = await _subscribe_stream_and_unsubscribe(settings, c, key)
-                await _resume(session)
-                await _refusals_and_close_codes(c, key, base)
-    finally:
-        projector.terminate()
-        projector.wait(30)
+    async with wire_stack(settings, tmp_path, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)]) as (c, key, base):
+        session = await _subscribe_stream_and_unsubscribe(settings, c, key)
+        await _resume(session)
+        await _refusals_and_close_codes(c, key, base)
 
 
 async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
     ticket = await mint(c, key)
     assert ticket["url"].startswith("ws://") and ticket["url"].endswith("/v1/wire")
-    first_seq, _ = await snapshot_now(settings)
+    first_seq, _ = await market_now(settings, MID)
     async with ws_connect(ticket["url"], subprotocols=["svc.v1"]) as ws:
         assert ws.subprotocol == "svc.v1"
         await ws.send(json.dumps({"op": "auth", "ticket": ticket["ticket"]}))
@@ -100,7 +87,7 @@ async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
         await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + i) for i, (book, prices) in
                                     enumerate([("dk", [-300, 250]), ("fd", [-280, 230]), ("mgm", [-260, 210])])])
         assert await caught_up(settings, 60)
-        last_seq, expected = await snapshot_now(settings)
+        last_seq, expected = await market_now(settings, MID)
         seen = []
         while not seen or seen[-1] < last_seq:
             delta = await recv(ws)

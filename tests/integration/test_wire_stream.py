@@ -11,13 +11,10 @@ import time
 import httpx
 import msgspec
 
-from api.queries import wire as wire_sql
-from infra.db import connect
-from tests.integration.access_support import make_key
 from tests.support import projection_events as ev
-from tests.support.live_server import api_server
-from tests.support.projection_harness import caught_up, start_projector
-from wire.snapshots import apply_delta, market_snapshot
+from tests.integration.wire_support import market_now, wire_stack
+from tests.support.projection_harness import caught_up
+from wire.snapshots import apply_delta
 
 GAMES = ev.schedule(2)
 BOOKS = ("dk", "fd", "mgm")
@@ -59,15 +56,6 @@ class Events:
         raise EOFError("the stream ended")
 
 
-async def snapshot_now(settings) -> tuple[int, dict]:
-    conn = await connect(settings.database_url)
-    try:
-        row, lines = await wire_sql.market_rows(conn, "live", MID)
-        return row["last_seq"], msgspec.json.decode(msgspec.json.encode(market_snapshot(row, lines)))
-    finally:
-        await conn.close()
-
-
 async def ticket(client: httpx.AsyncClient, key: str, topics=(TOPIC,), transport="sse") -> str:
     r = await client.post("/v1/wire/tickets", json={"transport": transport, "topics": list(topics)},
                           headers={"Authorization": f"Bearer {key}"})
@@ -76,25 +64,14 @@ async def ticket(client: httpx.AsyncClient, key: str, topics=(TOPIC,), transport
 
 
 async def test_snapshot_then_deltas_in_seq_order_resume_and_refusals(settings, topics, tmp_path):
-    await ev.publish(settings, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)])
-    projector = start_projector(settings, tmp_path / "projector.log")
-    try:
-        assert await caught_up(settings, 120)
-        key = await make_key(settings, "acme", "free", {"wire:connect"})
-        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-               "SVC_WIRE_PING_SECONDS": "0.5"}
-        with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:
-            async with httpx.AsyncClient(base_url=base, timeout=30) as c:
-                await _stream_and_resume(settings, c, key)
-                await _refusals(c, key)
-                await _open_streams_are_counted_and_given_back(c, key)
-    finally:
-        projector.terminate()
-        projector.wait(30)
+    async with wire_stack(settings, tmp_path, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)]) as (c, key, _):
+        await _stream_and_resume(settings, c, key)
+        await _refusals(c, key)
+        await _open_streams_are_counted_and_given_back(c, key)
 
 
 async def _stream_and_resume(settings, c: httpx.AsyncClient, key: str) -> None:
-    first_seq, _ = await snapshot_now(settings)
+    first_seq, _ = await market_now(settings, MID)
     r = await c.post("/v1/wire/tickets", json={"transport": "sse", "topics": [TOPIC]},
                      headers={"Authorization": f"Bearer {key}"})
     url = r.json()["url"]
@@ -118,7 +95,7 @@ async def _stream_and_resume(settings, c: httpx.AsyncClient, key: str) -> None:
                                     for i, (book, prices) in enumerate([("dk", [-300, 250]), ("fd", [-280, 230]),
                                                                         ("mgm", [-260, 210]), ("dk", [-120, 100])])])
         assert await caught_up(settings, 60)
-        last_seq, expected = await snapshot_now(settings)
+        last_seq, expected = await market_now(settings, MID)
         assert last_seq > first_seq
         seen = []
         while not seen or seen[-1] < last_seq:
