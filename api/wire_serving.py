@@ -26,6 +26,8 @@ from wire.snapshots import freshness, game_snapshot, market_snapshot
 from wire.tickets import TicketGrant, redeem_ticket
 
 log = structlog.get_logger("api.wire")
+# a read model or ticket lookup that fails this way is `service_unavailable`, never a crash
+DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError)
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 SERVED_KINDS = ("game", "market")
 encode = msgspec.json.Encoder(decimal_format="number").encode
@@ -65,8 +67,11 @@ async def admit_attempt(service: AccessService, address: str) -> None:
 async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str, transport: str) -> TicketGrant:
     if pool is None:
         raise _unavailable("Wire tickets are")
-    async with pool.acquire() as conn:
-        grant = await redeem_ticket(conn, service.secret, ticket, transport)
+    try:
+        async with pool.acquire() as conn:
+            grant = await redeem_ticket(conn, service.secret, ticket, transport)
+    except DB_ERRORS:
+        raise _unavailable("Wire tickets are") from None
     if grant is None:
         raise ProblemError("unauthenticated", "The ticket is not valid: unknown, expired, already used, or minted "
                                               f"for the {'socket' if transport == 'sse' else 'stream'}.", param="ticket")
@@ -80,6 +85,13 @@ class Snapshot(msgspec.Struct):
 
 async def read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> Snapshot | None:
     """The topic's state and last seq, from one consistent read; None when it does not exist."""
+    try:
+        return await _read_snapshot(pool, dataset, topic)
+    except DB_ERRORS:
+        raise _unavailable("The read models are") from None
+
+
+async def _read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> Snapshot | None:
     if pool is None:
         raise _unavailable("The read models are")
     kind, _, ident = topic.partition(":")

@@ -25,7 +25,7 @@ from api.access.middleware import header_value, service_for
 from api.access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from api.wire_serving import admit_attempt, fanout_of, open_streams, read_snapshot, redeem
+from api.wire_serving import DB_ERRORS, admit_attempt, fanout_of, open_streams, read_snapshot, redeem
 from wire import messages as m
 from wire.fanout import DeltaFanout, Inbox, Subscription
 from wire.recent import next_step
@@ -291,6 +291,13 @@ async def _first_message(socket: WebSocket, offered_ticket: str | None) -> m.Aut
     return msg
 
 
+async def _close_quietly(socket: WebSocket, code: int, reason: str) -> None:
+    try:
+        await socket.close(code=code, reason=reason)
+    except Exception:  # already gone
+        pass
+
+
 @websocket("/v1/wire", opt={"stream": True})
 async def wire_socket(socket: WebSocket) -> None:
     offered = list(socket.scope.get("subprotocols") or [])
@@ -353,12 +360,15 @@ async def wire_socket(socket: WebSocket) -> None:
                 task.cancel()
             await asyncio.gather(reader, sender, return_exceptions=True)
     except _Closed as closed:
-        try:
-            await socket.close(code=closed.code, reason=closed.reason)
-        except Exception:
-            pass
+        await _close_quietly(socket, closed.code, closed.reason)
     except WebSocketDisconnect:
         pass
+    except (ProblemError, *DB_ERRORS) as exc:  # read models or tickets unreachable: back off and retry
+        log.warning("socket closed: service unavailable", error=repr(exc))
+        await _close_quietly(socket, m.CLOSE_UNAVAILABLE, "service unavailable")
+    except Exception:  # never leave a socket hanging on a bug; the log says what happened
+        log.exception("socket closed on an unexpected error")
+        await _close_quietly(socket, 1011, "internal error")
     finally:
         if conn is not None:
             conn.close()

@@ -27,6 +27,7 @@ from api.access.plans import PLANS
 from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
+    DB_ERRORS, log,
     SERVED_KINDS, Snapshot, admit_attempt, encode, fanout_of, open_streams, read_snapshot, redeem,
 )
 from wire import sse
@@ -92,7 +93,13 @@ async def _events(
             if why == "slow_consumer":
                 yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
                                                                           "snapshot follows."}), name="warning")
-            snapshot = await read_snapshot(request.app.state.app_state.pool, sub.dataset, sub.topic)
+            try:
+                snapshot = await read_snapshot(request.app.state.app_state.pool, sub.dataset, sub.topic)
+            except (ProblemError, *DB_ERRORS) as exc:
+                log.warning("stream ended: snapshot unavailable", topic=sub.topic, error=repr(exc))
+                yield _problem_event("service_unavailable", "The read models are not reachable right now; "
+                                                            "reconnect shortly.")
+                return
             if snapshot is None:
                 yield _problem_event("not_found", f"The topic {sub.topic} is no longer available.")
                 return
