@@ -30,6 +30,7 @@ log = structlog.get_logger("api.wire")
 DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError)
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 SERVED_KINDS = ("game", "market")
+DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
 encode = msgspec.json.Encoder(decimal_format="number").encode
 
 

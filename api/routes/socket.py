@@ -25,7 +25,9 @@ from api.access.middleware import header_value, service_for
 from api.access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from api.wire_serving import DB_ERRORS, admit_attempt, fanout_of, open_streams, read_snapshot, redeem
+from api.wire_serving import (
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, fanout_of, open_streams, read_snapshot, redeem,
+)
 from wire import messages as m
 from wire.fanout import DeltaFanout, Inbox, Subscription
 from wire.recent import next_step
@@ -33,7 +35,6 @@ from wire.sessions import RESUME_SECONDS, Session, Sessions
 from wire.topics import topic_error
 
 log = structlog.get_logger("api.socket")
-DRAIN_NOTICE_SECONDS = 30
 
 
 class _Closed(Exception):

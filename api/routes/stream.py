@@ -27,15 +27,14 @@ from api.access.plans import PLANS
 from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
-    DB_ERRORS, log,
-    SERVED_KINDS, Snapshot, admit_attempt, encode, fanout_of, open_streams, read_snapshot, redeem,
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, encode, fanout_of, log, open_streams,
+    read_snapshot, redeem,
 )
 from wire import sse
 from wire.fanout import Delta, DeltaFanout, Subscription
 from wire.recent import next_step
 from wire.topics import TOPIC_MAX_LENGTH, topic_error
 
-DRAIN_NOTICE_SECONDS = 30
 
 
 def _problem_event(code: str, detail: str) -> bytes:
