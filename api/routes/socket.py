@@ -117,19 +117,24 @@ class Connection:
         return None
 
     async def subscribe(self, msg: m.Subscribe) -> None:
-        fresh = []
-        for topic in dict.fromkeys(msg.topics[: m.MAX_TOPICS_PER_MESSAGE]):
+        if len(msg.topics) > m.MAX_TOPICS_PER_MESSAGE:
+            await self.error("invalid_request", f"At most {m.MAX_TOPICS_PER_MESSAGE} topics per message.",
+                             request_id=msg.request_id)
+            return
+        fresh, added = [], 0
+        for topic in dict.fromkeys(msg.topics):
             if topic in self.current:
                 fresh.append(topic)  # re-subscribing re-sends the snapshot
                 continue
             refused = self.refusal(topic)
             if refused is not None:
                 await self.error(*refused, topic=topic, request_id=msg.request_id)
-            elif len(self.current) + len([t for t in fresh if t not in self.current]) >= self.topic_limit:
+            elif len(self.current) + added >= self.topic_limit:
                 await self.error("too_many_topics", f"The {self.grant.plan} plan allows {self.topic_limit} topics.",
                                  topic=topic, request_id=msg.request_id)
             else:
                 fresh.append(topic)
+                added += 1
         sent = [topic for topic in fresh if await self.snapshot(topic)]
         self.session.topics.update(sent)
         await self.ack(msg.request_id)

@@ -138,6 +138,14 @@ async def _refusals_and_close_codes(c, key, base) -> None:
         refused = await recv(ws)
         assert (refused["op"], refused["code"], refused["topic"]) == ("error", "not_entitled", GAME_TOPIC)
         assert await recv(ws) == {"op": "ack", "request_id": "x", "topics": []}
+    # the free plan's 50 topics: the 51st is refused, the rest each answered on their own
+    async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{(await mint(c, key))['ticket']}"]) as ws:
+        assert (await recv(ws))["op"] == "hello"
+        await ws.send(json.dumps({"op": "subscribe", "topics": [f"game:t{i}" for i in range(51)], "request_id": "y"}))
+        answers = [await recv(ws) for _ in range(51)]
+        codes = sorted(a["code"] for a in answers)
+        assert codes == ["not_found"] * 50 + ["too_many_topics"]
+        assert await recv(ws) == {"op": "ack", "request_id": "y", "topics": []}
     # a used ticket, an sse ticket, garbage: error unauthenticated, close 4001
     for bad in (bound["ticket"], (await mint(c, key, topics=[TOPIC], transport="sse"))["ticket"], "wtkt_nope"):
         async with ws_connect(url, subprotocols=["svc.v1"]) as ws:
