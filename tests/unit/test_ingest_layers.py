@@ -25,3 +25,19 @@ def test_pure_modules_import_no_io_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"
+
+
+WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages", "wire.sessions",
+             "wire.limits", "schemas.wire", "schemas.asyncapi"]
+
+
+def test_pure_wire_modules_import_no_io_library():
+    """The Wire's rules (topics, snapshots, resume window, framing, messages, sessions, limits)
+    are pure; only the fan-out (aiokafka), tickets (asyncpg) and the routes touch I/O."""
+    code = (
+        "import sys\n"
+        f"for m in {WIRE_PURE!r}: __import__(m)\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {IO + ('rocksdict',)!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.strip() == "[]"
