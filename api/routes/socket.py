@@ -97,13 +97,13 @@ class Connection:
             self.fanout.unsubscribe(sub)
         self.current.pop(topic, None)
 
-    async def snapshot(self, topic: str) -> bool:
+    async def snapshot(self, topic: str, request_id: str | None = None) -> bool:
         """Send the topic's snapshot (subscribed first, so no delta falls between)."""
         self._attach(topic)
         snap = await read_snapshot(self.pool, self.grant.mode, topic)
         if snap is None:
             self._detach(topic)
-            await self.error("not_found", f"No topic {topic}.", topic=topic)
+            await self.error("not_found", f"No topic {topic}.", topic=topic, request_id=request_id)
             return False
         self.current[topic] = snap.seq
         await self.send(snap.payload)
@@ -135,7 +135,7 @@ class Connection:
             else:
                 fresh.append(topic)
                 added += 1
-        sent = [topic for topic in fresh if await self.snapshot(topic)]
+        sent = [topic for topic in fresh if await self.snapshot(topic, msg.request_id)]
         self.session.topics.update(sent)
         await self.ack(msg.request_id)
 

@@ -75,8 +75,8 @@ async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
         await ws.send(json.dumps({"op": "subscribe", "request_id": "r1",
                                   "topics": [TOPIC, GAME_TOPIC, "Bad:x", MISSING]}))
         got = [await recv(ws) for _ in range(4)]
-        errors = {(g["topic"], g["code"]) for g in got if g["op"] == "error"}
-        assert errors == {("Bad:x", "invalid_request"), (MISSING, "not_found")}
+        errors = {(g["topic"], g["code"], g["request_id"]) for g in got if g["op"] == "error"}
+        assert errors == {("Bad:x", "invalid_request", "r1"), (MISSING, "not_found", "r1")}
         snapshots = {g["topic"]: g for g in got if g["op"] == "snapshot"}
         assert set(snapshots) == {TOPIC, GAME_TOPIC}
         assert snapshots[TOPIC]["seq"] == first_seq and snapshots[TOPIC]["rg_line"]
