@@ -1,72 +1,98 @@
-"""Socket sessions kept for resume (spec 6.1: resume within 120 seconds with the session ID,
-its resume token and the last seq per topic). Pure: the caller passes time.
+"""Socket sessions for resume (spec 6.1: resume within 120 seconds with the session ID, its
+resume token and the last seq per topic), in Postgres so a resume may reach any API process.
 
-A session lives in the process that served it: a resume that reaches another process finds
-nothing and is answered with `resume_failed` and close 4011, after which the client starts
-over with a new ticket.
+A session is held by one connection at a time; it is kept 120 seconds after its connection
+drops, and never past the connection lifetime. A resume with the current token takes the
+session over even before the old connection's drop was noticed (`holder` counts the takeovers,
+so a late detach by an earlier connection changes nothing). Every hello carries a new resume token; only
+its keyed hash is stored and the previous one stops working.
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime, timedelta, timezone
 
+import asyncpg
+
+from api.access.keys import key_digest as token_digest  # the keyed hash keys and tickets use
 from schemas.ids import random_id
+from wire.tickets import TicketGrant
 
 RESUME_SECONDS = 120
+_COLUMNS = "id, key_id, account_id, plan, mode, ticket_topics, topics, expires_at, holder"
 
 
 @dataclass
 class Session:
     session_id: str
-    grant: Any  # the TicketGrant that opened it
-    expires_at: float  # the connection lifetime, monotonic
+    grant: TicketGrant
+    expires_at: datetime  # the connection lifetime
     topics: set[str] = field(default_factory=set)
-    token: str = ""
-    detached_at: float | None = None  # None while a connection holds it
+    holder: int = 1
 
 
-class Sessions:
-    def __init__(self, resume_seconds: float = RESUME_SECONDS) -> None:
-        self._resume_seconds = resume_seconds
-        self._by_id: dict[str, Session] = {}
+def _session(row: asyncpg.Record) -> Session:
+    ticket_topics = row["ticket_topics"]
+    grant = TicketGrant(row["key_id"], row["account_id"], row["plan"], row["mode"], "ws",
+                        None if ticket_topics is None else tuple(ticket_topics), row["expires_at"])
+    return Session(row["id"], grant, row["expires_at"], set(row["topics"]), row["holder"])
 
-    def open(self, grant: Any, expires_at: float, now: float) -> Session:
-        self._sweep(now)
-        session = Session(random_id("wire_session"), grant, expires_at)
-        self._by_id[session.session_id] = session
+
+class SessionStore:
+    def __init__(self, pool: asyncpg.Pool, secret: bytes, resume_seconds: int = RESUME_SECONDS) -> None:
+        self._pool = pool
+        self._secret = secret
+        self._resume = timedelta(seconds=resume_seconds)
+
+    async def open(self, grant: TicketGrant, lifetime_seconds: int, now: datetime | None = None) -> Session:
+        now = now or datetime.now(timezone.utc)
+        session = Session(random_id("wire_session"), grant, now + timedelta(seconds=lifetime_seconds))
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "DELETE FROM access.wire_sessions WHERE expires_at < $1 OR detached_at < $2", now, now - self._resume
+            )
+            await conn.execute(
+                "INSERT INTO access.wire_sessions (id, key_id, account_id, plan, mode, ticket_topics, expires_at) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                session.session_id, grant.key_id, grant.account_id, grant.plan, grant.mode,
+                None if grant.topics is None else list(grant.topics), session.expires_at,
+            )
         return session
 
-    @staticmethod
-    def new_token(session: Session) -> str:
-        """A fresh resume token (every hello carries a new one; the old one stops working)."""
-        session.token = secrets.token_urlsafe(24)
-        return session.token
+    async def new_token(self, session: Session) -> str:
+        token = secrets.token_urlsafe(24)
+        async with self._pool.acquire() as conn:
+            await conn.execute("UPDATE access.wire_sessions SET token_hash = $2 WHERE id = $1 AND holder = $3",
+                               session.session_id, token_digest(self._secret, token), session.holder)
+        return token
 
-    def detach(self, session: Session, now: float) -> None:
-        session.detached_at = now
+    async def save(self, session: Session) -> None:
+        """The session's topics and grant (an in-band `auth` may have refreshed it)."""
+        g = session.grant
+        async with self._pool.acquire() as conn:
+            await conn.execute(
+                "UPDATE access.wire_sessions SET topics = $2, key_id = $3, ticket_topics = $4 WHERE id = $1 AND holder = $5",
+                session.session_id, sorted(session.topics), g.key_id, None if g.topics is None else list(g.topics),
+                session.holder,
+            )
 
-    def resume(self, session_id: str, token: str, now: float) -> Session | None:
-        """The detached session for this ID and token, now attached again; None when unknown,
-        expired, still attached elsewhere, or the token is wrong."""
-        self._sweep(now)
-        session = self._by_id.get(session_id)
-        if session is None or session.detached_at is None or not session.token:
-            return None
-        if not hmac.compare_digest(session.token.encode(), token.encode()):
-            return None
-        session.detached_at = None
-        return session
+    async def detach(self, session: Session, now: datetime | None = None) -> None:
+        async with self._pool.acquire() as conn:
+            await conn.execute("UPDATE access.wire_sessions SET detached_at = $2 WHERE id = $1 AND holder = $3",
+                               session.session_id, now or datetime.now(timezone.utc), session.holder)
 
-    def _sweep(self, now: float) -> None:
-        gone = [
-            sid for sid, s in self._by_id.items()
-            if now >= s.expires_at or (s.detached_at is not None and now - s.detached_at > self._resume_seconds)
-        ]
-        for sid in gone:
-            del self._by_id[sid]
-
-    def __len__(self) -> int:
-        return len(self._by_id)
+    async def resume(self, session_id: str, token: str, now: datetime | None = None) -> Session | None:
+        """The session for this ID and current token, now held by the caller; None when unknown,
+        expired, detached over 120 s ago, its key revoked, or the token is not the current one."""
+        now = now or datetime.now(timezone.utc)
+        async with self._pool.acquire() as conn:
+            row = await conn.fetchrow(
+                f"UPDATE access.wire_sessions SET detached_at = NULL, holder = holder + 1 "
+                f"WHERE id = $1 AND token_hash = $2 AND (detached_at IS NULL OR detached_at >= $3) "
+                f"AND expires_at > $4 AND EXISTS (SELECT 1 FROM access.api_keys k "
+                f"WHERE k.id = wire_sessions.key_id AND k.revoked_at IS NULL) RETURNING {_COLUMNS}",
+                session_id, token_digest(self._secret, token), now - self._resume, now,
+            )
+        return None if row is None else _session(row)

@@ -31,7 +31,7 @@ from api.wire_serving import (
 from wire import messages as m
 from wire.fanout import DeltaFanout, Inbox, Subscription
 from wire.recent import next_step
-from wire.sessions import RESUME_SECONDS, Session, Sessions
+from wire.sessions import RESUME_SECONDS, Session, SessionStore
 from wire.topics import topic_error
 
 log = structlog.get_logger("api.socket")
@@ -47,7 +47,7 @@ def _now() -> datetime:
 
 
 class Connection:
-    def __init__(self, socket: WebSocket, fanout: DeltaFanout, session: Session, sessions: Sessions) -> None:
+    def __init__(self, socket: WebSocket, fanout: DeltaFanout, session: Session, sessions: SessionStore) -> None:
         app_state = socket.app.state.app_state
         self.socket = socket
         self.settings = app_state.settings
@@ -61,18 +61,19 @@ class Connection:
         self.current: dict[str, int] = {}  # topic -> last seq sent
         self.requests: asyncio.Queue = asyncio.Queue()
         self.last_pong = time.monotonic()
+        # the session's end on this process's monotonic clock
+        self.ends = time.monotonic() + (session.expires_at - _now()).total_seconds()
         self.topic_limit = PLANS[self.grant.plan].wire_topics
 
     async def send(self, payload: bytes) -> None:
         await self.socket.send_data(payload.decode(), mode="text")
 
     async def hello(self) -> None:
-        token = self.sessions.new_token(self.session)
-        lifetime = self.session.expires_at - time.monotonic()
+        token = await self.sessions.new_token(self.session)
         await self.send(m.encode(m.Hello(
             session_id=self.session.session_id, resume_token=token,
             heartbeat_seconds=round(self.settings.wire_ping_seconds), resume_seconds=RESUME_SECONDS,
-            expires_at=_now() + timedelta(seconds=lifetime),
+            expires_at=self.session.expires_at,
             limits=m.Limits(topics=self.topic_limit, inbound_per_second=m.INBOUND_PER_SECOND,
                             max_frame_bytes=m.MAX_FRAME_BYTES),
             mode=self.grant.mode, rg_line=RG_LINE,
@@ -137,6 +138,7 @@ class Connection:
                 added += 1
         sent = [topic for topic in fresh if await self.snapshot(topic, msg.request_id)]
         self.session.topics.update(sent)
+        await self.sessions.save(self.session)
         await self.ack(msg.request_id)
 
     async def ack(self, request_id: str | None) -> None:
@@ -161,6 +163,7 @@ class Connection:
             for topic in failed:
                 if not await self.snapshot(topic):
                     self.session.topics.discard(topic)
+            await self.sessions.save(self.session)
 
     # ---- the connection's two loops -------------------------------------------------------
 
@@ -196,6 +199,7 @@ class Connection:
             for topic in msg.topics:
                 self._detach(topic)
                 self.session.topics.discard(topic)
+            await self.sessions.save(self.session)
             await self.ack(msg.request_id)
         elif isinstance(msg, m.ListSubscriptions):
             await self.ack(msg.request_id)
@@ -212,6 +216,7 @@ class Connection:
                                  request_id=msg.request_id)
                 return
             self.grant = self.session.grant = grant
+            await self.sessions.save(self.session)
             await self.ack(msg.request_id)
         else:
             await self.error("invalid_request", "`resume` is only the first message of a connection.")
@@ -225,18 +230,18 @@ class Connection:
         try:
             while True:
                 now = time.monotonic()
-                if now >= self.session.expires_at:
+                if now >= self.ends:
                     raise _Closed(m.CLOSE_LIFETIME, "connection lifetime reached; resume")
-                if not drained and now >= self.session.expires_at - DRAIN_NOTICE_SECONDS:
+                if not drained and now >= self.ends - DRAIN_NOTICE_SECONDS:
                     drained = True
-                    deadline = _now() + timedelta(seconds=self.session.expires_at - now)
+                    deadline = _now() + timedelta(seconds=self.ends - now)
                     await self.send(m.encode(m.Drain(deadline_at=deadline)))
                 if now >= next_ping:
                     if now - self.last_pong > 2 * interval + 1:
                         raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered")
                     next_ping = now + interval
                     await self.send(m.encode(m.Ping(ts=_now())))
-                limit = self.session.expires_at - (0 if drained else DRAIN_NOTICE_SECONDS)
+                limit = self.ends - (0 if drained else DRAIN_NOTICE_SECONDS)
                 wait = max(0.0, min(next_ping, limit) - time.monotonic())
                 done, _ = await asyncio.wait({get_request, get_delta}, timeout=wait,
                                              return_when=asyncio.FIRST_COMPLETED)
@@ -310,8 +315,8 @@ async def wire_socket(socket: WebSocket) -> None:
     ticket = next((p[len(m.TICKET_SUBPROTOCOL):] for p in offered if p.startswith(m.TICKET_SUBPROTOCOL)), None)
     await socket.accept(subprotocols=m.SUBPROTOCOL if m.SUBPROTOCOL in offered else None)
     app_state = socket.app.state.app_state
-    sessions: Sessions = app_state.extras.setdefault("wire_sessions", Sessions())
     service = service_for(socket.scope)
+    sessions = SessionStore(app_state.pool, service.secret) if app_state.pool is not None else None
     client = socket.scope.get("client")
     address = service.address_of(client[0] if client else None, header_value(socket.scope, b"x-forwarded-for"))
     conn: Connection | None = None
@@ -325,8 +330,10 @@ async def wire_socket(socket: WebSocket) -> None:
             await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail, retryable=True)).decode())
             raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many connection attempts") from None
         first = await _first_message(socket, ticket)
+        if sessions is None:
+            raise _Closed(m.CLOSE_UNAVAILABLE, "no database")
         if isinstance(first, m.Resume):
-            session = sessions.resume(first.session_id, first.resume_token, time.monotonic())
+            session = await sessions.resume(first.session_id, first.resume_token)
             if session is None:
                 await socket.send_data(m.encode(m.ResumeFailed(topics=sorted(first.last_seq))).decode())
                 raise _Closed(m.CLOSE_SESSION_EXPIRED, "session expired")
@@ -337,19 +344,19 @@ async def wire_socket(socket: WebSocket) -> None:
                 await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail)).decode())
                 raise _Closed(m.CLOSE_UNAUTHENTICATED if exc.code == "unauthenticated" else m.CLOSE_UNAVAILABLE,
                               exc.code) from None
-            session = sessions.open(grant, time.monotonic() + app_state.settings.wire_max_seconds, time.monotonic())
+            session = await sessions.open(grant, app_state.settings.wire_max_seconds)
         grant = session.grant
         refused = open_streams(app_state).open(address, grant.account_id, PLANS[grant.plan].wire_connections)
         if refused is not None:
             await socket.send_data(m.encode(m.ErrorMessage(code="rate_limited", detail=f"Too many open connections: "
                                                            f"{refused}.", retryable=True)).decode())
-            sessions.detach(session, time.monotonic())
+            await sessions.detach(session)
             raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many open connections")
         counted = (address, grant.account_id)
         try:
             fanout = await fanout_of(app_state)
         except ProblemError:
-            sessions.detach(session, time.monotonic())
+            await sessions.detach(session)
             raise _Closed(m.CLOSE_UNAVAILABLE, "live updates unavailable") from None
         conn = Connection(socket, fanout, session, sessions)
         await conn.hello()
@@ -376,9 +383,12 @@ async def wire_socket(socket: WebSocket) -> None:
         log.exception("socket closed on an unexpected error")
         await _close_quietly(socket, 1011, "internal error")
     finally:
-        if conn is not None:
+        if conn is not None and sessions is not None:
             conn.close()
-            sessions.detach(conn.session, time.monotonic())
+            try:
+                await sessions.detach(conn.session)  # resumable for 120 s, on any process
+            except Exception as exc:
+                log.warning("socket session not detached", error=repr(exc))
         if counted is not None:
             open_streams(app_state).close(*counted)
 

@@ -14,6 +14,7 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.support import projection_events as ev
 from tests.integration.wire_support import market_now, wire_stack
+from tests.support.live_server import api_server
 from tests.support.projection_harness import caught_up
 from wire.snapshots import apply_delta
 
@@ -55,7 +56,8 @@ async def closed_with(ws, timeout: float = 10) -> int:
 async def test_the_socket_serves_topics_by_seq_and_resumes(settings, topics, tmp_path):
     async with wire_stack(settings, tmp_path, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)]) as (c, key, base):
         session = await _subscribe_stream_and_unsubscribe(settings, c, key)
-        await _resume(session)
+        session["resume_token"] = await _resume(session)
+        await _resume_on_another_process(settings, tmp_path, session)
         await _refusals_and_close_codes(c, key, base)
 
 
@@ -125,7 +127,23 @@ async def _resume(session) -> None:
         await ws.send(json.dumps(resume))
         assert await recv(ws) == {"op": "resume_failed", "topics": [TOPIC]}
         assert await closed_with(ws) == 4011
-    assert new_token
+    return new_token
+
+
+async def _resume_on_another_process(settings, tmp_path, session) -> None:
+    """Sessions live in Postgres: a second API process takes the session over. It holds no
+    deltas from before it started, so the topic is listed in resume_failed and re-snapshotted."""
+    env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
+    with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api2.log", **env) as base:
+        async with ws_connect(base.replace("http://", "ws://") + "/v1/wire", subprotocols=["svc.v1"]) as ws:
+            await ws.send(json.dumps({"op": "resume", "session_id": session["session_id"],
+                                      "resume_token": session["resume_token"],
+                                      "last_seq": {TOPIC: session["last_seq"]}}))
+            hello = await recv(ws)
+            assert (hello["op"], hello["session_id"]) == ("hello", session["session_id"])
+            assert await recv(ws) == {"op": "resume_failed", "topics": [TOPIC]}
+            snapshot = await recv(ws)
+            assert (snapshot["op"], snapshot["topic"], snapshot["seq"]) == ("snapshot", TOPIC, session["last_seq"])
 
 
 async def _refusals_and_close_codes(c, key, base) -> None:

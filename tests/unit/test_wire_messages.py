@@ -1,4 +1,4 @@
-"""Socket control messages, sessions for resume and the inbound rate: pure."""
+"""Socket control messages and the inbound rate: pure."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import msgspec
 import pytest
 
 from wire import messages as m
-from wire.sessions import Sessions
 
 
 def test_client_messages_decode_by_op_and_ignore_unknown_members():
@@ -24,29 +23,6 @@ def test_server_messages_carry_their_op():
                                                                                   "topics": ["a"]}
     error = msgspec.json.decode(m.encode(m.ErrorMessage(code="not_found", topic="game:x")))
     assert error == {"op": "error", "code": "not_found", "topic": "game:x"}
-
-
-def test_a_session_resumes_once_per_token_within_the_window():
-    sessions = Sessions(resume_seconds=120)
-    s = sessions.open("grant", expires_at=1000, now=0)
-    token = sessions.new_token(s)
-    assert sessions.resume(s.session_id, token, now=1) is None  # still attached
-    sessions.detach(s, now=10)
-    assert sessions.resume(s.session_id, "wrong", now=11) is None
-    assert sessions.resume(s.session_id, token, now=11) is s
-    new = sessions.new_token(s)
-    sessions.detach(s, now=20)
-    assert sessions.resume(s.session_id, token, now=21) is None  # the old token is spent
-    assert sessions.resume(s.session_id, new, now=141) is None  # 121 s detached: gone
-    assert len(sessions) == 0
-
-
-def test_a_session_ends_with_its_connection_lifetime():
-    sessions = Sessions()
-    s = sessions.open("grant", expires_at=50, now=0)
-    token = sessions.new_token(s)
-    sessions.detach(s, now=40)
-    assert sessions.resume(s.session_id, token, now=51) is None
 
 
 def test_inbound_messages_per_sliding_second():

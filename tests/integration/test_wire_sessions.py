@@ -1,0 +1,76 @@
+"""Socket sessions in Postgres: resumable with the current token for 120 s after a drop, on any
+process; a resume takes a session over; an earlier holder's late writes change nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import asyncpg
+
+from api.access.store import revoke_key
+from infra.db import create_pool
+from tests.integration.access_support import make_key
+from wire.sessions import SessionStore
+from wire.tickets import TicketGrant
+
+T0 = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
+
+
+async def grant_of(settings) -> TicketGrant:
+    await make_key(settings, "acme", "free", {"wire:connect"})
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        key_id, account_id = await conn.fetchrow("SELECT id, account_id FROM access.api_keys")
+    finally:
+        await conn.close()
+    return TicketGrant(key_id, account_id, "free", "live", "ws", ("game:a",), T0 + timedelta(seconds=60))
+
+
+async def test_resume_with_the_current_token_within_the_window(settings):
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    try:
+        store, other_process = SessionStore(pool, b"s"), SessionStore(pool, b"s")
+        session = await store.open(await grant_of(settings), 86_400, now=T0)
+        first = await store.new_token(session)
+        session.topics = {"game:a"}
+        await store.save(session)
+        await store.detach(session, now=T0 + timedelta(seconds=10))
+        assert await other_process.resume(session.session_id, "wrong", now=T0 + timedelta(seconds=11)) is None
+        resumed = await other_process.resume(session.session_id, first, now=T0 + timedelta(seconds=11))
+        assert resumed is not None and resumed.topics == {"game:a"} and resumed.grant.topics == ("game:a",)
+        assert resumed.holder == session.holder + 1
+
+        second = await other_process.new_token(resumed)
+        await store.new_token(session)  # the earlier holder's late writes change nothing ...
+        await store.detach(session, now=T0 + timedelta(seconds=12))  # ... nor does its late detach
+        assert await store.resume(session.session_id, first, now=T0 + timedelta(seconds=13)) is None  # spent
+        # the new holder drops; 121 s later the session is gone
+        await other_process.detach(resumed, now=T0 + timedelta(seconds=20))
+        assert await store.resume(session.session_id, second, now=T0 + timedelta(seconds=141)) is None
+        again = await store.resume(session.session_id, second, now=T0 + timedelta(seconds=139))
+        assert again is not None and again.holder == resumed.holder + 1
+    finally:
+        await pool.close()
+
+
+async def test_a_session_ends_with_its_lifetime_or_its_key(settings):
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    try:
+        store = SessionStore(pool, b"s")
+        grant = await grant_of(settings)
+        short = await store.open(grant, 60, now=T0)
+        token = await store.new_token(short)
+        await store.detach(short, now=T0 + timedelta(seconds=50))
+        assert await store.resume(short.session_id, token, now=T0 + timedelta(seconds=61)) is None  # lifetime over
+
+        revoked = await store.open(grant, 86_400, now=T0)
+        token = await store.new_token(revoked)
+        await store.detach(revoked, now=T0)
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            await revoke_key(conn, grant.key_id)
+        finally:
+            await conn.close()
+        assert await store.resume(revoked.session_id, token, now=T0 + timedelta(seconds=1)) is None
+    finally:
+        await pool.close()
