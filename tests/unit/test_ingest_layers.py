@@ -27,13 +27,13 @@ def test_pure_modules_import_no_io_library():
     assert out.strip() == "[]"
 
 
-WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages", "wire.sessions",
+WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages",
              "wire.limits", "schemas.wire", "schemas.asyncapi"]
 
 
 def test_pure_wire_modules_import_no_io_library():
-    """The Wire's rules (topics, snapshots, resume window, framing, messages, sessions, limits)
-    are pure; only the fan-out (aiokafka), tickets (asyncpg) and the routes touch I/O."""
+    """The Wire's rules (topics, snapshots, resume window, framing, messages, limits)
+    are pure; only the fan-out (aiokafka), tickets and sessions (asyncpg) and the routes touch I/O."""
     code = (
         "import sys\n"
         f"for m in {WIRE_PURE!r}: __import__(m)\n"
