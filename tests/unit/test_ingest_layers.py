@@ -1,11 +1,13 @@
-"""Pure ingest code imports no I/O library: adapters, identity rules and the simulation are
-testable (and replayable) without a broker or a database."""
+"""Pure code imports no I/O library: ingest adapters, identity rules and the simulation, and the
+Wire's rules, are testable (and replayable) without a broker or a database."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE = [
@@ -14,30 +16,19 @@ PURE = [
     "ingest.odds_api", "ingest.batches", "ingest.pacing", "ingest.summary", "ingest.sandbox.books",
     "ingest.sandbox.templates", "ingest.sandbox.simulation", "ingest.sandbox.day",
 ]
-IO = ("aiokafka", "asyncpg", "faust", "litestar", "redis", "httpx")
+IO = ("aiokafka", "asyncpg", "faust", "litestar", "redis", "httpx", "rocksdict")
+# the Wire's rules (topics, snapshots, resume window, framing, messages, limits); only the fan-out
+# (aiokafka), tickets and sessions (asyncpg) and the routes touch I/O
+WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages", "wire.limits",
+             "schemas.wire", "schemas.asyncapi"]
 
 
-def test_pure_modules_import_no_io_library():
+@pytest.mark.parametrize("modules", [PURE, WIRE_PURE], ids=["ingest", "wire"])
+def test_pure_modules_import_no_io_library(modules):
     code = (
         "import sys\n"
-        f"for m in {PURE!r}: __import__(m)\n"
+        f"for m in {modules!r}: __import__(m)\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {IO!r}))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    assert out.strip() == "[]"
-
-
-WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages",
-             "wire.limits", "schemas.wire", "schemas.asyncapi"]
-
-
-def test_pure_wire_modules_import_no_io_library():
-    """The Wire's rules (topics, snapshots, resume window, framing, messages, limits)
-    are pure; only the fan-out (aiokafka), tickets and sessions (asyncpg) and the routes touch I/O."""
-    code = (
-        "import sys\n"
-        f"for m in {WIRE_PURE!r}: __import__(m)\n"
-        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {IO + ('rocksdict',)!r}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"
