@@ -47,6 +47,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     key_secret: str | None = None
     # reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs)
     trusted_proxies: str = ""
+    # browser origins allowed to open the Wire socket (comma-separated, e.g. https://app.example.com);
+    # empty: any. Clients that send no Origin (servers, scripts) are not affected
+    wire_origins: str = ""
     # Wire streams: seconds between keep-alive pings, and the longest a stream stays open
     wire_ping_seconds: Annotated[float, msgspec.Meta(gt=0)] = 20.0
     wire_max_seconds: Annotated[int, msgspec.Meta(ge=60)] = 86_400
@@ -110,6 +113,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_KEY_SECRET": "key_secret",
     "SVC_TRUSTED_PROXIES": "trusted_proxies",
     "SVC_PUBLIC_URL": "public_url",
+    "SVC_WIRE_ORIGINS": "wire_origins",
     "SVC_WIRE_PING_SECONDS": "wire_ping_seconds",
     "SVC_WIRE_MAX_SECONDS": "wire_max_seconds",
 }

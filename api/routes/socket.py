@@ -324,6 +324,8 @@ async def wire_socket(socket: WebSocket) -> None:
     try:
         if m.SUBPROTOCOL not in offered:
             raise _Closed(m.CLOSE_PROTOCOL, f"use subprotocol {m.SUBPROTOCOL}")
+        if not m.origin_allowed(header_value(socket.scope, b"origin"), app_state.settings.wire_origins):
+            raise _Closed(m.CLOSE_ORIGIN, "origin not allowed")
         try:
             await admit_attempt(service, address)
         except ProblemError as exc:

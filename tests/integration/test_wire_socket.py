@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.support import projection_events as ev
-from tests.integration.wire_support import market_now, wire_stack
+from tests.integration.wire_support import ALLOWED_ORIGIN, market_now, wire_stack
 from tests.support.live_server import api_server
 from tests.support.projection_harness import caught_up
 from wire.snapshots import apply_delta
@@ -170,6 +170,12 @@ async def _refusals_and_close_codes(c, key, base) -> None:
             await ws.send(json.dumps({"op": "auth", "ticket": bad}))
             assert (await recv(ws))["code"] == "unauthenticated"
             assert await closed_with(ws) == 4001
+    # a browser from an origin not allowed: 4013; from the allowed one it gets in
+    async with ws_connect(url, subprotocols=["svc.v1"], origin="https://evil.example") as ws:
+        assert await closed_with(ws) == 4013
+    async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{(await mint(c, key))['ticket']}"],
+                          origin=ALLOWED_ORIGIN) as ws:
+        assert (await recv(ws))["op"] == "hello"
     async with ws_connect(url, subprotocols=["svc.v1"]) as ws:  # the first message must be auth or resume
         await ws.send(json.dumps({"op": "subscribe", "topics": [TOPIC]}))
         assert await closed_with(ws) == 4003

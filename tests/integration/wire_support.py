@@ -18,16 +18,20 @@ from tests.support.live_server import api_server
 from tests.support.projection_harness import caught_up, start_projector
 
 
+ALLOWED_ORIGIN = "https://app.example.com"
+
+
 @asynccontextmanager
 async def wire_stack(settings, tmp_path, events):
-    """Yields (client of the served API, a free-plan key with wire:connect, the API's base URL)."""
+    """Yields (client of the served API, a free-plan key with wire:connect, the API's base URL);
+    browsers may open the socket only from ALLOWED_ORIGIN."""
     await ev.publish(settings, events)
     projector = start_projector(settings, tmp_path / "projector.log")
     try:
         assert await caught_up(settings, 120)
         key = await make_key(settings, "acme", "free", {"wire:connect"})
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-               "SVC_WIRE_PING_SECONDS": "0.5"}
+               "SVC_WIRE_PING_SECONDS": "0.5", "SVC_WIRE_ORIGINS": ALLOWED_ORIGIN}
         with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:
             async with httpx.AsyncClient(base_url=base, timeout=30) as client:
                 yield client, key, base
