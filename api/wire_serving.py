@@ -12,6 +12,7 @@ import msgspec
 import structlog
 
 from api.access.headers import retry_after
+from api.access.plans import PLANS
 from api.access.service import AccessService
 from api.access.window import RatePolicy, rate_state
 from api.conventions import RG_LINE
@@ -21,7 +22,7 @@ from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
 from schemas.datasets import pg_schema
 from schemas.wire import SnapshotEnvelope
 from wire.fanout import DeltaFanout
-from wire.limits import OpenStreams
+from wire.limits import OpenConnections
 from wire.snapshots import freshness, game_snapshot, market_snapshot
 from wire.tickets import TicketGrant, redeem_ticket
 
@@ -51,8 +52,48 @@ async def fanout_of(app_state: Any) -> DeltaFanout:
     return fanout
 
 
-def open_streams(app_state: Any) -> OpenStreams:
-    return app_state.extras.setdefault("open_streams", OpenStreams())
+async def count_in(app_state: Any, address: str, grant: TicketGrant) -> tuple[OpenConnections, str]:
+    """Count a new connection of `address` and the grant's account in, across API processes; 429
+    past the per-address or the plan's limit. Returns the registry and the connection's ID."""
+    if app_state.pool is None:
+        raise _unavailable("Wire connections are")
+    connections = app_state.extras.get("open_connections")
+    if connections is None:  # a row unrefreshed for three pings belongs to a process that died
+        stale = 3 * app_state.settings.wire_ping_seconds + 5
+        connections = app_state.extras["open_connections"] = OpenConnections(app_state.pool, stale)
+    try:
+        connection_id, refused = await connections.open(address, grant.account_id, PLANS[grant.plan].wire_connections)
+    except DB_ERRORS:
+        raise _unavailable("Wire connections are") from None
+    if refused is not None:
+        raise ProblemError("rate_limited", f"Too many open connections: {refused}.", retryable=True,
+                           headers={"Retry-After": "1"})
+    return connections, connection_id
+
+
+_counting_out: set[asyncio.Task] = set()
+
+
+def count_out(connections: OpenConnections, connection_id: str) -> None:
+    """Count a connection out, in a task of its own: this runs in `finally` blocks of handlers
+    being cancelled or closed, where an await may not complete."""
+
+    async def close() -> None:
+        try:
+            await connections.close(connection_id)
+        except Exception as exc:  # the row goes stale and stops counting on its own
+            log.warning("wire connection not counted out", error=repr(exc))
+
+    task = asyncio.get_running_loop().create_task(close())
+    _counting_out.add(task)
+    task.add_done_callback(_counting_out.discard)
+
+
+async def still_open(connections: OpenConnections, connection_id: str) -> None:
+    try:
+        await connections.seen(connection_id)
+    except Exception as exc:
+        log.warning("wire connection not refreshed", error=repr(exc))
 
 
 async def admit_attempt(service: AccessService, address: str) -> None:

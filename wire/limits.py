@@ -1,28 +1,50 @@
-"""Open Wire streams per address and per account (spec 8), counted in this process. Pure."""
+"""Open Wire connections per address and per account (spec 8), counted in Postgres so every
+API process sees the same numbers. A connection refreshes its row with each ping; a row not
+refreshed for `stale_seconds` (its process died) no longer counts.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import secrets
+from datetime import datetime, timedelta, timezone
+
+import asyncpg
 
 PER_ADDRESS = 5  # open connections per address, whatever the plan
 
 
-class OpenStreams:
-    def __init__(self) -> None:
-        self._open: Counter[str] = Counter()
+class OpenConnections:
+    def __init__(self, pool: asyncpg.Pool, stale_seconds: float) -> None:
+        self._pool = pool
+        self._stale = timedelta(seconds=stale_seconds)
 
-    def open(self, address: str, account: str, account_limit: int) -> str | None:
-        """Count a new stream in; or say which limit it would break (nothing counted then)."""
-        if self._open[address] >= PER_ADDRESS:
-            return f"at most {PER_ADDRESS} open streams per address"
-        if self._open[account] >= account_limit:
-            return f"at most {account_limit} open streams for this plan"
-        self._open[address] += 1
-        self._open[account] += 1
-        return None
+    async def open(self, address: str, account: str, account_limit: int, now: datetime | None = None) -> tuple[str | None, str | None]:
+        """(connection ID, None) when counted in; (None, the limit it would break) otherwise.
+        Advisory locks on the address, then the account, make check-and-insert atomic."""
+        now = now or datetime.now(timezone.utc)
+        fresh = now - self._stale
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('wire-address:' || $1))", address)
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('wire-account:' || $1))", account)
+            await conn.execute("DELETE FROM access.wire_connections WHERE seen_at < $1 AND (address = $2 OR account_id = $3)",
+                               fresh, address, account)
+            by_address, by_account = await conn.fetchrow(
+                "SELECT count(*) FILTER (WHERE address = $1), count(*) FILTER (WHERE account_id = $2) "
+                "FROM access.wire_connections WHERE address = $1 OR account_id = $2", address, account,
+            )
+            if by_address >= PER_ADDRESS:
+                return None, f"at most {PER_ADDRESS} open connections per address"
+            if by_account >= account_limit:
+                return None, f"at most {account_limit} open connections for this plan"
+            connection_id = secrets.token_hex(12)
+            await conn.execute("INSERT INTO access.wire_connections (id, address, account_id, seen_at) "
+                               "VALUES ($1, $2, $3, $4)", connection_id, address, account, now)
+        return connection_id, None
 
-    def close(self, address: str, account: str) -> None:
-        for key in (address, account):
-            self._open[key] -= 1
-            if self._open[key] <= 0:
-                del self._open[key]
+    async def seen(self, connection_id: str) -> None:
+        async with self._pool.acquire() as conn:
+            await conn.execute("UPDATE access.wire_connections SET seen_at = now() WHERE id = $1", connection_id)
+
+    async def close(self, connection_id: str) -> None:
+        async with self._pool.acquire() as conn:
+            await conn.execute("DELETE FROM access.wire_connections WHERE id = $1", connection_id)

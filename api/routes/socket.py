@@ -26,7 +26,8 @@ from api.access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
-    DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, fanout_of, open_streams, read_snapshot, redeem,
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, fanout_of, read_snapshot, redeem,
+    still_open,
 )
 from wire import messages as m
 from wire.fanout import DeltaFanout, Inbox, Subscription
@@ -47,7 +48,8 @@ def _now() -> datetime:
 
 
 class Connection:
-    def __init__(self, socket: WebSocket, fanout: DeltaFanout, session: Session, sessions: SessionStore) -> None:
+    def __init__(self, socket: WebSocket, fanout: DeltaFanout, session: Session, sessions: SessionStore,
+                 counted) -> None:
         app_state = socket.app.state.app_state
         self.socket = socket
         self.settings = app_state.settings
@@ -55,6 +57,7 @@ class Connection:
         self.fanout = fanout
         self.session = session
         self.sessions = sessions
+        self.counted = counted  # (registry, connection ID): refreshed with every ping
         self.grant = session.grant
         self.inbox = Inbox()
         self.subs: dict[str, Subscription] = {}
@@ -241,6 +244,7 @@ class Connection:
                         raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered")
                     next_ping = now + interval
                     await self.send(m.encode(m.Ping(ts=_now())))
+                    await still_open(*self.counted)
                 limit = self.ends - (0 if drained else DRAIN_NOTICE_SECONDS)
                 wait = max(0.0, min(next_ping, limit) - time.monotonic())
                 done, _ = await asyncio.wait({get_request, get_delta}, timeout=wait,
@@ -348,19 +352,20 @@ async def wire_socket(socket: WebSocket) -> None:
                               exc.code) from None
             session = await sessions.open(grant, app_state.settings.wire_max_seconds)
         grant = session.grant
-        refused = open_streams(app_state).open(address, grant.account_id, PLANS[grant.plan].wire_connections)
-        if refused is not None:
-            await socket.send_data(m.encode(m.ErrorMessage(code="rate_limited", detail=f"Too many open connections: "
-                                                           f"{refused}.", retryable=True)).decode())
+        try:
+            counted = await count_in(app_state, address, grant)
+        except ProblemError as exc:
+            await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail,
+                                                           retryable=True)).decode())
             await sessions.detach(session)
-            raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many open connections")
-        counted = (address, grant.account_id)
+            raise _Closed(m.CLOSE_TOO_MANY_MESSAGES if exc.code == "rate_limited" else m.CLOSE_UNAVAILABLE,
+                          exc.code) from None
         try:
             fanout = await fanout_of(app_state)
         except ProblemError:
             await sessions.detach(session)
             raise _Closed(m.CLOSE_UNAVAILABLE, "live updates unavailable") from None
-        conn = Connection(socket, fanout, session, sessions)
+        conn = Connection(socket, fanout, session, sessions, counted)
         await conn.hello()
         if isinstance(first, m.Resume):
             await conn.resume_topics(first.last_seq)
@@ -392,7 +397,7 @@ async def wire_socket(socket: WebSocket) -> None:
             except Exception as exc:
                 log.warning("socket session not detached", error=repr(exc))
         if counted is not None:
-            open_streams(app_state).close(*counted)
+            count_out(*counted)
 
 
 ROUTES = [wire_socket]

@@ -23,12 +23,11 @@ from litestar.response import Stream
 
 from api.access.keys import bearer_token
 from api.access.middleware import header_value, service_for
-from api.access.plans import PLANS
 from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
-    DB_ERRORS, DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, encode, fanout_of, log, open_streams,
-    read_snapshot, redeem,
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, encode, fanout_of,
+    log, read_snapshot, redeem, still_open,
 )
 from wire import sse
 from wire.fanout import Delta, DeltaFanout, Subscription
@@ -43,7 +42,7 @@ def _problem_event(code: str, detail: str) -> bytes:
 
 async def _events(
     request: Request, fanout: DeltaFanout, sub: Subscription, first: Snapshot,
-    resumed: tuple[int, list[Delta]] | None, release,
+    resumed: tuple[int, list[Delta]] | None, counted,
 ) -> AsyncIterator[bytes]:
     settings = request.app.state.settings
     started = time.monotonic()
@@ -71,6 +70,7 @@ async def _events(
             if now >= next_ping:
                 next_ping = now + settings.wire_ping_seconds
                 yield sse.comment("ping")
+                await still_open(*counted)
             wait = min(next_ping, ends if drained else drain_at) - time.monotonic()
             try:
                 item = await asyncio.wait_for(sub.inbox.queue.get(), max(0.0, wait))
@@ -106,7 +106,7 @@ async def _events(
             yield sse.event(snapshot.payload, name="snapshot", event_id=snapshot.seq)
     finally:
         fanout.unsubscribe(sub)
-        release()
+        count_out(*counted)
 
 
 @get(
@@ -150,19 +150,7 @@ async def stream_topic(
     if topic.partition(":")[0] not in SERVED_KINDS:
         raise ProblemError("not_found", f"No topic {topic}: streams serve game: and market: topics.", param="topic")
 
-    opened = open_streams(app_state)
-    refused = opened.open(address, grant.account_id, PLANS[grant.plan].wire_connections)
-    if refused is not None:
-        raise ProblemError("rate_limited", f"Too many open streams: {refused}.", retryable=True,
-                           headers={"Retry-After": "1"})
-    released = False
-
-    def release() -> None:
-        nonlocal released
-        if not released:
-            released = True
-            opened.close(address, grant.account_id)
-
+    counted = await count_in(app_state, address, grant)
     try:
         fanout = await fanout_of(app_state)
         sub = fanout.subscribe(grant.mode, topic)  # before the snapshot: nothing falls between
@@ -177,10 +165,10 @@ async def stream_topic(
             fanout.unsubscribe(sub)
             raise
     except BaseException:
-        release()
+        count_out(*counted)
         raise
     return Stream(
-        _events(request, fanout, sub, first, resumed, release),
+        _events(request, fanout, sub, first, resumed, counted),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )

@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.support import projection_events as ev
-from tests.integration.wire_support import ALLOWED_ORIGIN, market_now, wire_stack
+from tests.integration.wire_support import ALLOWED_ORIGIN, all_counted_out, market_now, wire_stack
 from tests.support.live_server import api_server
 from tests.support.projection_harness import caught_up
 from wire.snapshots import apply_delta
@@ -58,6 +58,7 @@ async def test_the_socket_serves_topics_by_seq_and_resumes(settings, topics, tmp
         session = await _subscribe_stream_and_unsubscribe(settings, c, key)
         session["resume_token"] = await _resume(session)
         await _resume_on_another_process(settings, tmp_path, session)
+        await all_counted_out(settings)
         await _refusals_and_close_codes(c, key, base)
 
 
@@ -133,7 +134,8 @@ async def _resume(session) -> None:
 async def _resume_on_another_process(settings, tmp_path, session) -> None:
     """Sessions live in Postgres: a second API process takes the session over. It holds no
     deltas from before it started, so the topic is listed in resume_failed and re-snapshotted."""
-    env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
+    env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
+           "SVC_WIRE_PING_SECONDS": "0.5"}
     with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api2.log", **env) as base:
         async with ws_connect(base.replace("http://", "ws://") + "/v1/wire", subprotocols=["svc.v1"]) as ws:
             await ws.send(json.dumps({"op": "resume", "session_id": session["session_id"],

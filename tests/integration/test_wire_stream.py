@@ -12,7 +12,7 @@ import httpx
 import msgspec
 
 from tests.support import projection_events as ev
-from tests.integration.wire_support import market_now, wire_stack
+from tests.integration.wire_support import all_counted_out, market_now, wire_stack
 from tests.support.projection_harness import caught_up
 from wire.snapshots import apply_delta
 
@@ -66,7 +66,9 @@ async def ticket(client: httpx.AsyncClient, key: str, topics=(TOPIC,), transport
 async def test_snapshot_then_deltas_in_seq_order_resume_and_refusals(settings, topics, tmp_path):
     async with wire_stack(settings, tmp_path, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)]) as (c, key, _):
         await _stream_and_resume(settings, c, key)
+        await all_counted_out(settings)
         await _refusals(c, key)
+        await all_counted_out(settings)
         await _open_streams_are_counted_and_given_back(c, key)
 
 

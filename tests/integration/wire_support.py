@@ -48,3 +48,22 @@ async def market_now(settings, market_id: str) -> tuple[int, dict]:
         return row["last_seq"], msgspec.json.decode(msgspec.json.encode(market_snapshot(row, lines)))
     finally:
         await conn.close()
+
+
+async def all_counted_out(settings, timeout: float = 15) -> None:
+    """Wait until no connection counts any more: each closed one counted out (the server notices a
+    client that went away at its next write, within a ping, and deletes its row), or its row
+    stale (its process stopped: 3 pings of 0.5 s + 5 s)."""
+    import asyncio
+    import time
+
+    conn = await connect(settings.database_url)
+    try:
+        deadline = time.monotonic() + timeout
+        while await conn.fetchval(
+            "SELECT count(*) FROM access.wire_connections WHERE seen_at > now() - interval '6.5 seconds'"
+        ):
+            assert time.monotonic() < deadline, "closed Wire connections were never counted out"
+            await asyncio.sleep(0.1)
+    finally:
+        await conn.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from wire import sse
-from wire.limits import PER_ADDRESS, OpenStreams
 from wire.recent import RecentDeltas, next_step
 
 
@@ -59,15 +58,6 @@ def test_sse_framing():
     assert sse.event(b"x\ny") == b"data: x\ndata: y\n\n"
     assert sse.comment("ping") == b": ping\n\n"
     assert [sse.last_event_id(v) for v in (None, "12", " 3 ", "-1", "x", "1" * 19)] == [None, 12, 3, None, None, None]
-
-
-def test_open_streams_per_address_and_account():
-    streams = OpenStreams()
-    assert all(streams.open("addr:a", f"acct_{i}", 10) is None for i in range(PER_ADDRESS))
-    assert streams.open("addr:a", "acct_x", 10) is not None  # the address is full
-    assert streams.open("addr:b", "acct_0", 1) is not None  # acct_0 has its one
-    streams.close("addr:a", "acct_0")
-    assert streams.open("addr:b", "acct_0", 1) is None
 
 
 @given(st.lists(st.integers(1, 30), max_size=60), st.integers(0, 10))
