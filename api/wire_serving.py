@@ -13,7 +13,7 @@ import structlog
 
 from api.access.headers import retry_after
 from api.access.plans import PLANS
-from api.access.service import AccessService
+from api.access.service import DB_ERRORS, AccessService
 from api.access.window import RatePolicy, rate_state
 from api.conventions import RG_LINE
 from api.problems import ProblemError
@@ -27,8 +27,6 @@ from wire.snapshots import freshness, game_snapshot, market_snapshot
 from wire.tickets import TicketGrant, redeem_ticket
 
 log = structlog.get_logger("api.wire")
-# a read model or ticket lookup that fails this way is `service_unavailable`, never a crash
-DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, asyncio.TimeoutError)
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 SERVED_KINDS = ("game", "market")
 DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
@@ -67,7 +65,7 @@ async def count_in(app_state: Any, address: str, grant: TicketGrant) -> tuple[Op
         raise _unavailable("Wire connections are") from None
     if refused is not None:
         raise ProblemError("rate_limited", f"Too many open connections: {refused}.", retryable=True,
-                           headers={"Retry-After": "1"})
+                           headers=dict([retry_after(1)]))
     return connections, connection_id
 
 

@@ -80,3 +80,9 @@ def address_bucket(host: str | None) -> str:
 def address_subject(secret: bytes, host: str | None) -> str:
     digest = hmac.new(secret, b"addr\x1f" + address_bucket(host).encode(), hashlib.sha256).hexdigest()
     return f"addr:{digest[:32]}"
+
+
+def header_value(scope, name: bytes) -> str | None:
+    """The header's value; repeated headers joined with commas (RFC 9110 5.3)."""
+    values = [value.decode("latin-1") for key, value in scope.get("headers", []) if key.lower() == name]
+    return ", ".join(values) if values else None

@@ -14,6 +14,7 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.access.address import header_value
 from api.access.context import Access
 from api.access.headers import access_headers
 from api.access.plans import UNMETERED_OPERATIONS
@@ -32,12 +33,6 @@ def service_for(scope: Scope) -> AccessService:
     return service
 
 
-def header_value(scope: Scope, name: bytes) -> str | None:
-    """The header's value; repeated headers joined with commas (RFC 9110 5.3)."""
-    values = [value.decode("latin-1") for key, value in scope.get("headers", []) if key.lower() == name]
-    return ", ".join(values) if values else None
-
-
 class AccessMiddleware(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
 
@@ -53,7 +48,9 @@ class AccessMiddleware(ASGIMiddleware):
         service = service_for(scope)
         client = scope.get("client")
         authorization = header_value(scope, b"authorization")
-        caller = await service.identify(authorization, client[0] if client else None, header_value(scope, b"x-forwarded-for"))
+        caller = await service.identify(
+            authorization, client[0] if client else None, header_value(scope, b"x-forwarded-for")
+        )
         state["dataset"] = caller.mode
         try:
             service.authorize(caller, operation, opt.get("scope"), opt.get("credential"))

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 import asyncpg
 
-from api.access.address import address_subject, client_address, trusted_networks
+from api.access.address import address_subject, client_address, header_value, trusted_networks
 from api.access.context import Caller, CreditState, credit_state
 from api.access.credits import CreditMeter, KeyRevoked
 from api.access.headers import access_headers, retry_after
@@ -31,11 +31,11 @@ from api.access.window import RatePolicy, RateState, rate_state
 from api.problems import ProblemError
 from infra.settings import Settings
 
-_CACHE = {}
 DB_TIMEOUT = 5.0  # seconds; past it a request is refused with service_unavailable
 KEY_CACHE_SIZE = 10_000
 KEY_CACHE_SECONDS = 300.0  # re-read a key from the database at least this often anyway
-_DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+# a database that fails this way is `service_unavailable`, never a 500
+DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
 
 
 def _unavailable(what: str) -> ProblemError:
@@ -83,13 +83,18 @@ class AccessService:
         """The subject a key-less caller's windows are kept under: a keyed hash of its address."""
         return address_subject(self.secret, client_address(host, forwarded_for, self._proxies))
 
+    def address_of_scope(self, scope) -> str:
+        """`address_of` the ASGI connection (HTTP or WebSocket) in `scope`."""
+        client = scope.get("client")
+        return self.address_of(client[0] if client else None, header_value(scope, b"x-forwarded-for"))
+
     async def _read_key(self, token: str) -> KeyRecord | None:
         if self._pool is None:
             raise _unavailable("API keys")
         try:
             async with asyncio.timeout(DB_TIMEOUT), self._pool.acquire() as conn:
                 return await verify_key(conn, self.secret, token)
-        except _DB_ERRORS:
+        except DB_ERRORS:
             raise _unavailable("API keys") from None
 
     def _forget(self, caller: Caller) -> ProblemError:
@@ -161,7 +166,7 @@ class AccessService:
                     )
         except KeyRevoked:
             raise self._forget(caller) from None
-        except _DB_ERRORS:
+        except DB_ERRORS:
             raise _unavailable("Credits") from None
         credits = credit_state(allowance, used, price if charged else 0, period, now)
         if price > 0 and not charged:

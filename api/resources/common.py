@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any
-
 from functools import lru_cache
+from typing import Any
 
 import msgspec
 

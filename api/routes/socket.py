@@ -21,7 +21,8 @@ import structlog
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from api.access.middleware import header_value, service_for
+from api.access.address import header_value
+from api.access.middleware import service_for
 from api.access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
@@ -321,8 +322,7 @@ async def wire_socket(socket: WebSocket) -> None:
     app_state = socket.app.state.app_state
     service = service_for(socket.scope)
     sessions = SessionStore(app_state.pool, service.secret) if app_state.pool is not None else None
-    client = socket.scope.get("client")
-    address = service.address_of(client[0] if client else None, header_value(socket.scope, b"x-forwarded-for"))
+    address = service.address_of_scope(socket.scope)
     conn: Connection | None = None
     counted = None
     try:

@@ -22,7 +22,8 @@ from litestar.params import HeaderParameter, PathParameter, QueryParameter
 from litestar.response import Stream
 
 from api.access.keys import bearer_token
-from api.access.middleware import header_value, service_for
+from api.access.address import header_value
+from api.access.middleware import service_for
 from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
@@ -140,8 +141,7 @@ async def stream_topic(
         raise ProblemError("unauthenticated", "Open a stream with a wire ticket: POST /v1/wire/tickets "
                                               "(transport sse), then pass it as `ticket`.", param="ticket")
     service = service_for(request.scope)
-    client = request.scope.get("client")
-    address = service.address_of(client[0] if client else None, header_value(request.scope, b"x-forwarded-for"))
+    address = service.address_of_scope(request.scope)
     await admit_attempt(service, address)
     app_state = request.app.state.app_state
     grant = await redeem(app_state.pool, service, token, "sse")
