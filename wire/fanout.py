@@ -89,7 +89,6 @@ class DeltaFanout:
         self.recent = {ds: RecentDeltas() for ds in DATASETS}
         self._task: asyncio.Task | None = None
         self._started = asyncio.Lock()
-        self.received = 0
 
     async def start(self) -> None:
         """Connect and position at the log end; idempotent. Raises when the broker is unreachable."""
@@ -152,7 +151,6 @@ class DeltaFanout:
             return
         topic = key.decode("utf-8", "replace")
         delta = Delta(head.seq, head.type, value)
-        self.received += 1
         self.recent[dataset].add(topic, head.seq, delta, now)
         for sub in self._subscriptions.get((dataset, topic), ()):
             sub.offer(delta)
