@@ -21,8 +21,10 @@ from api.queries import wire as wire_sql
 from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
 from schemas.datasets import pg_schema
 from schemas.wire import SnapshotEnvelope
-from wire.fanout import DeltaFanout
+from wire.fanout import Delta, DeltaFanout
+from wire.feed import FeedBook, Fresh
 from wire.limits import OpenConnections
+from wire.messages import Feed
 from wire.snapshots import freshness, game_snapshot, market_snapshot
 from wire.tickets import TicketGrant, redeem_ticket
 
@@ -121,6 +123,7 @@ async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str,
 class Snapshot(msgspec.Struct):
     seq: int
     payload: bytes
+    fresh: Fresh  # what its expected latency and liveness follow from (for `feed`)
 
 
 async def read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> Snapshot | None:
@@ -158,4 +161,46 @@ async def _read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) ->
         op="snapshot", type=delta_type, topic=topic, seq=row["last_seq"], source_ts=row["as_of"], emit_ts=now,
         source=row["source"], data=data, expected_latency=expected_latency, liveness=liveness, rg_line=rg_line,
     )
-    return Snapshot(row["last_seq"], encode(envelope))
+    return Snapshot(row["last_seq"], encode(envelope), Fresh(stale, row["source"], row["as_of"]))
+
+
+async def read_freshness(pool: asyncpg.Pool | None, dataset: str, topics: list[str]) -> dict[str, Fresh]:
+    """Freshness of several topics from the read models, one query per topic kind; topics that
+    no longer exist are left out. Raises what asyncpg raises: the caller keeps what it knew."""
+    if pool is None or not topics:
+        return {}
+    schema = f'"{pg_schema(dataset)}"'
+    by_kind: dict[str, list[str]] = {}
+    for topic in topics:
+        kind, _, ident = topic.partition(":")
+        by_kind.setdefault(kind, []).append(ident)
+    out = {}
+    async with pool.acquire() as conn:
+        if by_kind.get("game"):
+            for row in await wire_sql.game_freshness(conn, schema, by_kind["game"]):
+                out[f"game:{row['id']}"] = Fresh(game_stale_after_ms(row["status"]), row["source"], row["as_of"])
+        if by_kind.get("market"):
+            for row in await wire_sql.market_freshness(conn, schema, by_kind["market"]):
+                out[f"market:{row['id']}"] = Fresh(market_stale_after_ms(row["game_status"]), row["source"],
+                                                   row["as_of"])
+    return out
+
+
+def delta_latency(topic: str, delta: Delta) -> int | None | type:
+    """The latency hint a delta sets: a game's status says it; other deltas leave it (`...`)."""
+    if delta.status is not None and topic.startswith("game:"):
+        return game_stale_after_ms(delta.status)
+    return ...
+
+
+async def feed_rechecks(pool: asyncpg.Pool | None, dataset: str, book: FeedBook) -> list[Feed]:
+    """The `feed` messages of a connection's topics that are due a recheck now."""
+    due = book.due(datetime.now(timezone.utc))
+    if not due:
+        return []
+    try:
+        read = await read_freshness(pool, dataset, due)
+    except DB_ERRORS as exc:  # time alone decides until the next recheck
+        log.warning("wire freshness recheck failed", error=repr(exc))
+        read = {}
+    return book.recheck(read, due, datetime.now(timezone.utc))

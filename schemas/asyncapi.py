@@ -18,7 +18,7 @@ from wire import messages as control
 CLIENT_MESSAGES = (control.Auth, control.Resume, control.Subscribe, control.Unsubscribe, control.ListSubscriptions,
                    control.Pong)
 SERVER_MESSAGES = (control.Hello, control.Ack, control.ErrorMessage, control.WarningMessage, control.Ping,
-                   control.Drain, control.ResumeFailed)
+                   control.Drain, control.ResumeFailed, control.Feed)
 
 TITLES = {"game.state": "Game state", "market.update": "Market update", "market.suspended": "Market suspended"}
 TOPIC_PATTERNS = {"game.state": r"^game:gm_[0-9a-hjkmnp-tv-z]{20}$",
@@ -79,6 +79,8 @@ def document(version: str) -> dict[str, Any]:
             "payload": {"schemaFormat": "application/schema+json;version=draft-07",
                         "schema": {"$ref": f"#/components/schemas/{struct.__name__}"}},
         }
+    # a stream sends `event: feed` with the same payload as the socket's `feed`
+    stream_messages[control_names[control.Feed]] = {"$ref": f"#/components/messages/{control_names[control.Feed]}"}
     socket_messages = {
         **stream_messages, **{n: {"$ref": f"#/components/messages/{n}"} for n in control_names.values()},
     }
@@ -103,7 +105,8 @@ def document(version: str) -> dict[str, Any]:
                 "Open with an `sse` wire ticket (POST /v1/wire/tickets) as `?ticket=`. Each event's `id` is the "
                 "topic's seq and its `event` the message type; each data line is one envelope. `Last-Event-ID` "
                 "within 120 s replays what was missed. `: ping` comments every 20 s; `event: drain` "
-                "(`{deadline_at}`) 30 s before the 24-hour end; `event: warning` (`slow_consumer`, a snapshot "
+                "(`{deadline_at}`) 30 s before the 24-hour end; `event: feed` when the topic's expected latency or "
+                "liveness changed from what the snapshot said; `event: warning` (`slow_consumer`, a snapshot "
                 "follows); `event: error` (`{code, detail}`) ends the stream."
             ),
             "parameters": {"topic": {"description": "`game:gm_…` or `market:mkt_…`"}},

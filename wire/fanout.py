@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import msgspec
 from aiokafka.errors import KafkaError
@@ -27,9 +28,16 @@ QUEUE_MAX = 2_000  # deltas a stream may have pending before it is a slow consum
 RECONNECT_SECONDS = 1.0
 
 
+class _Data(msgspec.Struct, frozen=True):
+    status: str | None = None  # a game's status (`game.state`); a market's own on market topics
+
+
 class _Head(msgspec.Struct):
     type: str
     seq: int
+    source_ts: datetime | None = None
+    source: str = ""
+    data: _Data = _Data()
 
 
 _head = msgspec.json.Decoder(_Head)
@@ -40,6 +48,9 @@ class Delta:
     seq: int
     type: str
     payload: bytes  # the envelope exactly as on the log
+    source_ts: datetime | None = None
+    source: str = ""
+    status: str | None = None  # `data.status`
 
 
 class Inbox:
@@ -150,7 +161,7 @@ class DeltaFanout:
             log.warning("undecodable delta on %s wire.deltas skipped", dataset)
             return
         topic = key.decode("utf-8", "replace")
-        delta = Delta(head.seq, head.type, value)
+        delta = Delta(head.seq, head.type, value, head.source_ts, head.source, head.data.status)
         self.recent[dataset].add(topic, head.seq, delta, now)
         for sub in self._subscriptions.get((dataset, topic), ()):
             sub.offer(delta)

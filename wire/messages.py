@@ -12,6 +12,8 @@ from typing import Literal, Union
 
 import msgspec
 
+from schemas.wire import ExpectedLatency, Liveness
+
 SUBPROTOCOL = "svc.v1"
 TICKET_SUBPROTOCOL = "svc.ticket."  # a browser may offer the ticket as a second subprotocol
 AUTH_SECONDS = 5
@@ -125,7 +127,15 @@ class ResumeFailed(msgspec.Struct, kw_only=True, tag_field="op", tag="resume_fai
     topics: list[str]
 
 
-ServerMessage = Union[Hello, Ack, ErrorMessage, WarningMessage, Ping, Drain, ResumeFailed]
+class Feed(msgspec.Struct, kw_only=True, tag_field="op", tag="feed"):
+    """A topic's expected latency or liveness changed from what its snapshot said (wire/feed.py)."""
+
+    topic: str
+    expected_latency: ExpectedLatency
+    liveness: Liveness
+
+
+ServerMessage = Union[Hello, Ack, ErrorMessage, WarningMessage, Ping, Drain, ResumeFailed, Feed]
 encode = msgspec.json.Encoder().encode
 
 

@@ -30,3 +30,19 @@ async def market_rows(
         market_id,
     )
     return row, lines
+
+
+async def game_freshness(conn: asyncpg.Connection, schema: str, game_ids: list[str]) -> list[asyncpg.Record]:
+    """What the `feed` rechecks of several game topics: status, source and newest change."""
+    return await conn.fetch(
+        f"SELECT id, status, source, as_of FROM {schema}.games WHERE id = ANY($1::text[])", game_ids,
+    )
+
+
+async def market_freshness(conn: asyncpg.Connection, schema: str, market_ids: list[str]) -> list[asyncpg.Record]:
+    """The same of several market topics, with their game's status (a market settles with it)."""
+    return await conn.fetch(
+        f"SELECT m.id, coalesce(g.status, 'scheduled') AS game_status, m.source, m.as_of "
+        f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = ANY($1::text[])",
+        market_ids,
+    )

@@ -3,7 +3,8 @@
 Subprotocol `svc.v1`. Authenticate within 5 seconds with `{"op": "auth", "ticket": …}` (a `ws`
 ticket, redeemed here), or offer the ticket as a second subprotocol `svc.ticket.{ticket}`, or
 send `resume` instead. Then `subscribe`/`unsubscribe`/`list_subscriptions`, each answered by an
-`ack` with the full topic set; each new topic gets its snapshot, then its deltas by seq. Pings
+`ack` with the full topic set; each new topic gets its snapshot, then its deltas by seq, and a
+`feed` whenever its expected latency or liveness changes from what the snapshot said. Pings
 every 20 seconds; a `drain` 30 seconds before the 24-hour end, then close 4200 (resume). A
 reader too slow for its deltas gets `warning` and close 4108.
 
@@ -27,11 +28,12 @@ from api.access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
-    DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, fanout_of, read_snapshot, redeem,
-    still_open,
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
+    read_freshness, read_snapshot, redeem, still_open,
 )
 from wire import messages as m
 from wire.fanout import DeltaFanout, Inbox, Subscription
+from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.sessions import RESUME_SECONDS, Session, SessionStore
 from wire.topics import topic_error
@@ -63,6 +65,7 @@ class Connection:
         self.inbox = Inbox()
         self.subs: dict[str, Subscription] = {}
         self.current: dict[str, int] = {}  # topic -> last seq sent
+        self.feeds = FeedBook()  # what each topic's expected latency and liveness were last said to be
         self.requests: asyncio.Queue = asyncio.Queue()
         self.last_pong = time.monotonic()
         # the session's end on this process's monotonic clock
@@ -101,6 +104,7 @@ class Connection:
         if sub is not None:
             self.fanout.unsubscribe(sub)
         self.current.pop(topic, None)
+        self.feeds.forget(topic)
 
     async def snapshot(self, topic: str, request_id: str | None = None) -> bool:
         """Send the topic's snapshot (subscribed first, so no delta falls between)."""
@@ -112,6 +116,7 @@ class Connection:
             return False
         self.current[topic] = snap.seq
         await self.send(snap.payload)
+        self.feeds.watch(topic, snap.fresh, _now())
         return True
 
     def refusal(self, topic: str) -> tuple[str, str] | None:
@@ -162,6 +167,10 @@ class Connection:
             for delta in missed:
                 await self.send(delta.payload)
                 self.current[topic] = delta.seq
+        resumed = [topic for topic in sorted(self.session.topics) if topic not in failed]
+        # what the client last heard of these topics' freshness is unknown here: say it now
+        for topic, fresh in (await read_freshness(self.pool, self.grant.mode, resumed)).items():
+            await self.send(m.encode(self.feeds.watch(topic, fresh, _now())))
         if failed:
             await self.send(m.encode(m.ResumeFailed(topics=failed)))
             for topic in failed:
@@ -247,6 +256,9 @@ class Connection:
                     await self.send(m.encode(m.Ping(ts=_now())))
                     await still_open(*self.counted)
                 limit = self.ends - (0 if drained else DRAIN_NOTICE_SECONDS)
+                recheck_at = self.feeds.next_at()
+                if recheck_at is not None:
+                    limit = min(limit, time.monotonic() + (recheck_at - _now()).total_seconds())
                 wait = max(0.0, min(next_ping, limit) - time.monotonic())
                 done, _ = await asyncio.wait({get_request, get_delta}, timeout=wait,
                                              return_when=asyncio.FIRST_COMPLETED)
@@ -258,6 +270,8 @@ class Connection:
                     item = get_delta.result()
                     get_delta = asyncio.ensure_future(self.inbox.queue.get())
                     await self.deliver(item)
+                for feed in await feed_rechecks(self.pool, self.grant.mode, self.feeds):
+                    await self.send(m.encode(feed))
         finally:
             get_request.cancel()
             get_delta.cancel()
@@ -282,6 +296,9 @@ class Connection:
         if step == "send":
             self.current[topic] = delta.seq
             await self.send(delta.payload)
+            feed = self.feeds.on_delta(topic, delta.source_ts, delta.source, _now(), delta_latency(topic, delta))
+            if feed is not None:
+                await self.send(m.encode(feed))
         elif step == "resnapshot":
             await self.snapshot(topic)
 

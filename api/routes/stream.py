@@ -5,8 +5,10 @@ Opened with an `sse` wire ticket (query `ticket`, the one credential a URL may c
 `event: snapshot` (the topic's state at its last seq), then one event per delta named by its
 type, each `id` the topic's seq, each data line one Wire envelope. `Last-Event-ID` within 120
 seconds replays what was missed instead of a snapshot; a gap, a slow reader or a lost broker
-connection is answered with a fresh snapshot. A comment pings every 20 seconds; `event: drain`
-comes 30 seconds before the stream's 24-hour end.
+connection is answered with a fresh snapshot. `event: feed` says when the topic's expected
+latency or liveness changed from what the snapshot said (a quiet topic turned stale, a stale one
+live again, a final game and its markets settled). A comment pings every 20 seconds;
+`event: drain` comes 30 seconds before the stream's 24-hour end.
 """
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
@@ -27,11 +29,13 @@ from api.access.middleware import service_for
 from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
-    DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, encode, fanout_of,
-    log, read_snapshot, redeem, still_open,
+    DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
+    fanout_of, feed_rechecks, log, read_snapshot, redeem, still_open,
 )
 from wire import sse
+from wire.messages import Feed
 from wire.fanout import Delta, DeltaFanout, Subscription
+from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.topics import TOPIC_MAX_LENGTH, topic_error
 
@@ -39,6 +43,14 @@ from wire.topics import TOPIC_MAX_LENGTH, topic_error
 
 def _problem_event(code: str, detail: str) -> bytes:
     return sse.event(encode({"code": code, "detail": detail}), name="error")
+
+
+def _feed_event(feed: Feed) -> bytes:
+    return sse.event(encode(feed), name="feed")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 async def _events(
@@ -50,15 +62,20 @@ async def _events(
     ends = started + settings.wire_max_seconds
     drain_at = ends - DRAIN_NOTICE_SECONDS
     drained = False
+    pool = request.app.state.app_state.pool
+    feeds = FeedBook()  # what the topic's expected latency and liveness were last said to be
     try:
         if resumed is None:
             current = first.seq
             yield sse.event(first.payload, name="snapshot", event_id=first.seq)
+            feeds.watch(sub.topic, first.fresh, _now())
         else:  # the deltas after the client's last seq (possibly none yet), then live ones
             current, missed = resumed
             for delta in missed:
                 yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
                 current = delta.seq
+            # what the client last heard of the topic's freshness is unknown here: say it now
+            yield _feed_event(feeds.watch(sub.topic, first.fresh, _now()))
         next_ping = time.monotonic() + settings.wire_ping_seconds
         while True:
             now = time.monotonic()
@@ -72,10 +89,15 @@ async def _events(
                 next_ping = now + settings.wire_ping_seconds
                 yield sse.comment("ping")
                 await still_open(*counted)
-            wait = min(next_ping, ends if drained else drain_at) - time.monotonic()
+            until = min(next_ping, ends if drained else drain_at)
+            recheck_at = feeds.next_at()
+            if recheck_at is not None:
+                until = min(until, time.monotonic() + (recheck_at - _now()).total_seconds())
             try:
-                item = await asyncio.wait_for(sub.inbox.queue.get(), max(0.0, wait))
+                item = await asyncio.wait_for(sub.inbox.queue.get(), max(0.0, until - time.monotonic()))
             except asyncio.TimeoutError:
+                for feed in await feed_rechecks(pool, sub.dataset, feeds):
+                    yield _feed_event(feed)
                 continue
             why = sub.inbox.take_restart()
             delta = None if item is None else item[1]
@@ -86,6 +108,10 @@ async def _events(
                 if step == "send":
                     yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
                     current = delta.seq
+                    feed = feeds.on_delta(sub.topic, delta.source_ts, delta.source, _now(),
+                                          delta_latency(sub.topic, delta))
+                    if feed is not None:
+                        yield _feed_event(feed)
                     continue
                 why = "gap"
             elif why is None:
@@ -94,7 +120,7 @@ async def _events(
                 yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
                                                                           "snapshot follows."}), name="warning")
             try:
-                snapshot = await read_snapshot(request.app.state.app_state.pool, sub.dataset, sub.topic)
+                snapshot = await read_snapshot(pool, sub.dataset, sub.topic)
             except ProblemError as exc:  # read_snapshot says service_unavailable for a database failure
                 log.warning("stream ended: snapshot unavailable", topic=sub.topic, error=repr(exc))
                 yield _problem_event("service_unavailable", "The read models are not reachable right now; "
@@ -105,6 +131,7 @@ async def _events(
                 return
             current = snapshot.seq
             yield sse.event(snapshot.payload, name="snapshot", event_id=snapshot.seq)
+            feeds.watch(sub.topic, snapshot.fresh, _now())
     finally:
         fanout.unsubscribe(sub)
         count_out(*counted)
@@ -119,7 +146,7 @@ async def _events(
         **problem_responses("unauthenticated", "not_entitled", "not_found", "rate_limited", "service_unavailable"),
         200: ResponseSpec(data_container=str, media_type="text/event-stream",
                           description="`event: snapshot`, then one event per delta (`id` = seq); `: ping` "
-                                      "comments; `event: drain`, `event: warning`, `event: error`."),
+                                      "comments; `event: feed`, `event: drain`, `event: warning`, `event: error`."),
     },
     tags=["wire"],
     opt={"stream": True},  # not a metered operation: the ticket that opens it was

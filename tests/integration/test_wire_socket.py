@@ -122,6 +122,9 @@ async def _resume(session) -> None:
         replayed = [await recv(ws) for _ in range(session["last_seq"] - session["first_seq"])]
         assert [(d["op"], d["seq"]) for d in replayed] == [
             ("delta", s) for s in range(session["first_seq"] + 1, session["last_seq"] + 1)]
+        # what the client last heard of the topic's liveness is unknown to the server: it says it
+        feed = await recv(ws)
+        assert (feed["op"], feed["topic"], feed["liveness"]["state"]) == ("feed", TOPIC, "stale")
         new_token = hello["resume_token"]
     # the old token no longer works: resume_failed, then 4011
     async with ws_connect(session["url"], subprotocols=["svc.v1"]) as ws:

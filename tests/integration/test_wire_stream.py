@@ -118,6 +118,8 @@ async def _stream_and_resume(settings, c: httpx.AsyncClient, key: str) -> None:
         events = Events(response)
         replayed = [int((await events.next())["id"]) for _ in range(last_seq - first_seq)]
         assert replayed == list(range(first_seq + 1, last_seq + 1))
+        feed = await events.next()  # then what the topic's liveness is now
+        assert feed["event"] == "feed" and msgspec.json.decode(feed["data"])["liveness"]["state"] == "stale"
     # a seq the topic never reached (say, from before the log was rebuilt): a fresh snapshot first
     params = {"ticket": await ticket(c, key)}
     async with c.stream("GET", f"/v1/stream/{TOPIC}", params=params,

@@ -17,9 +17,9 @@ PURE = [
     "ingest.sandbox.templates", "ingest.sandbox.simulation", "ingest.sandbox.day",
 ]
 IO = ("aiokafka", "asyncpg", "faust", "litestar", "redis", "httpx", "rocksdict")
-# the Wire's rules (topics, snapshots, resume window, framing, messages); only the fan-out
+# the Wire's rules (topics, snapshots, resume window, framing, messages, feed); only the fan-out
 # (aiokafka), tickets, sessions and connection counts (asyncpg) and the routes touch I/O
-WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages", "schemas.wire",
+WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.messages", "wire.feed", "schemas.wire",
              "schemas.asyncapi"]
 
 
