@@ -3,10 +3,11 @@
 An IPv6 client usually holds a whole /64, so its windows and allowance are per /64; IPv4 per
 address. The address is never stored: windows and usage rows are keyed by a keyed hash of it.
 
-Behind a reverse proxy every peer is the proxy. `X-Forwarded-For` is believed only when the
-peer is a configured trusted proxy (`SVC_TRUSTED_PROXIES`), and then read from the right: the
-client is the nearest hop that is not itself trusted (what each trusted proxy appended), so a
-client cannot pick its own address by sending the header itself.
+Behind a reverse proxy every peer is the proxy. The forwarding headers (RFC 7239 `Forwarded`
+when sent, else `X-Forwarded-For`) are believed only when the peer is a configured trusted proxy
+(`SVC_TRUSTED_PROXIES`), and then read from the right: the client is the nearest hop that is not
+itself trusted (what each trusted proxy appended), so a client cannot pick its own address by
+sending a header itself.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -80,6 +82,53 @@ def address_bucket(host: str | None) -> str:
 def address_subject(secret: bytes, host: str | None) -> str:
     digest = hmac.new(secret, b"addr\x1f" + address_bucket(host).encode(), hashlib.sha256).hexdigest()
     return f"addr:{digest[:32]}"
+
+
+def _split_unquoted(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` outside quoted strings (RFC 9110 quoted-string, backslash escapes)."""
+    parts, current, quoted, escaped = [], [], False, False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif quoted and ch == "\\":
+            escaped = True
+        elif ch == '"':
+            quoted = not quoted
+        elif ch == sep and not quoted:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    parts.append("".join(current))
+    return parts
+
+
+def forwarded_hops(forwarded: str) -> str:
+    """RFC 7239 `Forwarded` as the hop list `X-Forwarded-For` would carry: each element's `for`
+    node (quotes and escapes removed, so `"[2001:db8::17]:4711"` reads as in X-Forwarded-For).
+    An element without one, or with an `unknown` or obfuscated node (`_hidden`), becomes
+    `unknown`: not an address, so the walk from the right stops there."""
+    hops = []
+    for element in _split_unquoted(forwarded, ","):
+        node = "unknown"
+        for pair in _split_unquoted(element, ";"):
+            name, sep, value = pair.partition("=")
+            if sep and name.strip().lower() == "for":
+                value = value.strip()
+                if len(value) >= 2 and value[0] == value[-1] == '"':
+                    value = re.sub(r"\\(.)", r"\1", value[1:-1])
+                node = value or "unknown"
+        hops.append(node)
+    return ", ".join(hops)
+
+
+def forwarding_chain(scope) -> str | None:
+    """The hops a proxy says the request came through: `Forwarded` (the standard) when sent, else
+    `X-Forwarded-For`. Believed only from a trusted peer (`client_address`)."""
+    forwarded = header_value(scope, b"forwarded")
+    if forwarded is not None:
+        return forwarded_hops(forwarded)
+    return header_value(scope, b"x-forwarded-for")
 
 
 def header_value(scope, name: bytes) -> str | None:

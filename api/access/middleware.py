@@ -14,7 +14,7 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.access.address import header_value
+from api.access.address import forwarding_chain, header_value
 from api.access.context import Access
 from api.access.headers import access_headers
 from api.access.plans import UNMETERED_OPERATIONS
@@ -49,7 +49,7 @@ class AccessMiddleware(ASGIMiddleware):
         client = scope.get("client")
         authorization = header_value(scope, b"authorization")
         caller = await service.identify(
-            authorization, client[0] if client else None, header_value(scope, b"x-forwarded-for")
+            authorization, client[0] if client else None, forwarding_chain(scope)
         )
         state["dataset"] = caller.mode
         try:

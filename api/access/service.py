@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 
 import asyncpg
 
-from api.access.address import address_subject, client_address, header_value, trusted_networks
+from api.access.address import address_subject, client_address, forwarding_chain, trusted_networks
 from api.access.context import Caller, CreditState, credit_state
 from api.access.credits import CreditMeter, KeyRevoked
 from api.access.headers import access_headers, retry_after
@@ -86,7 +86,7 @@ class AccessService:
     def address_of_scope(self, scope) -> str:
         """`address_of` the ASGI connection (HTTP or WebSocket) in `scope`."""
         client = scope.get("client")
-        return self.address_of(client[0] if client else None, header_value(scope, b"x-forwarded-for"))
+        return self.address_of(client[0] if client else None, forwarding_chain(scope))
 
     async def _read_key(self, token: str) -> KeyRecord | None:
         if self._pool is None:

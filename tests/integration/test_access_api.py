@@ -251,6 +251,10 @@ async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_window(a
             r = await proxy.get("/v1/_test/odds", headers={"X-Forwarded-For": f"198.51.100.99, {client}"})
             remaining.append(r.headers["x-ratelimit-remaining"])
         assert remaining == ["59", "59", "58"]  # .31 and .32 are counted apart, .31 twice
+        # RFC 7239 Forwarded names the client too, and wins over X-Forwarded-For
+        r = await proxy.get("/v1/_test/odds", headers={"Forwarded": 'for="203.0.113.32:5555";proto=https',
+                                                       "X-Forwarded-For": "203.0.113.33"})
+        assert r.headers["x-ratelimit-remaining"] == "58"  # .32's second call
         # an untrusted peer's header is not believed: both calls count against the peer itself
         spoofs = [await direct.get("/v1/_test/odds", headers={"X-Forwarded-For": f"203.0.113.{n}"}) for n in (51, 52)]
         assert [r.headers["x-ratelimit-remaining"] for r in spoofs] == ["59", "58"]

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.access.address import address_bucket, address_subject, client_address, trusted_networks
+from api.access.address import (
+    address_bucket, address_subject, client_address, forwarded_hops, forwarding_chain, trusted_networks,
+)
 
 
 def test_buckets():
@@ -67,3 +69,29 @@ def test_a_client_cannot_choose_its_address_by_sending_the_header(spoofed, clien
     proxies appended, so the answer is the address the first proxy saw."""
     header = ", ".join([*spoofed, client, *chain])
     assert client_address(peer, header, PROXIES) == client
+
+
+def test_rfc_7239_forwarded_reads_as_its_for_nodes():
+    assert forwarded_hops("for=192.0.2.60;proto=http;by=203.0.113.43") == "192.0.2.60"
+    assert forwarded_hops('For="[2001:db8:cafe::17]:4711"') == "[2001:db8:cafe::17]:4711"
+    assert forwarded_hops("for=192.0.2.43, for=198.51.100.17") == "192.0.2.43, 198.51.100.17"
+    # unknown or obfuscated nodes, and elements without `for`, stop the walk
+    assert forwarded_hops("for=unknown, for=_hidden, proto=https") == "unknown, _hidden, unknown"
+    # quoted strings may hold the separators; escapes are undone
+    assert forwarded_hops('for="_a,b;c", for="198.51.100.\\1"') == "_a,b;c, 198.51.100.1"
+    # through client_address: the nearest untrusted hop from the right, as with X-Forwarded-For
+    assert client_address("10.1.2.3", forwarded_hops('for=198.51.100.1, for="203.0.113.9:443";proto=https, '
+                                                     "for=10.0.0.5"), PROXIES) == "203.0.113.9"
+    assert client_address("10.1.2.3", forwarded_hops("for=_hidden, for=10.0.0.5"), PROXIES) == "10.0.0.5"
+
+
+def test_forwarded_wins_over_x_forwarded_for():
+    def scope(*headers):
+        return {"headers": [(k.encode(), v.encode()) for k, v in headers]}
+
+    assert forwarding_chain(scope(("x-forwarded-for", "198.51.100.1"))) == "198.51.100.1"
+    assert forwarding_chain(scope(("x-forwarded-for", "198.51.100.1"), ("forwarded", "for=203.0.113.9"))) \
+        == "203.0.113.9"
+    assert forwarding_chain(scope(("forwarded", "for=203.0.113.9"), ("forwarded", "for=10.0.0.5"))) \
+        == "203.0.113.9, 10.0.0.5"  # repeated headers are one list (RFC 9110 5.3)
+    assert forwarding_chain(scope()) is None
