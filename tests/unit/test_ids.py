@@ -95,7 +95,11 @@ def test_a_game_is_keyed_by_its_local_day_not_its_instant(kickoff):
     assert same_day == natural_keys.game_id("nfl", home, away, local.date())
     assert natural_game_id("nfl", home, away, None, local.date()) == same_day  # date-only sources agree
     assert natural_game_id("nfl", away, home, kickoff, None) != same_day  # home and away matter
-    assert natural_game_id("nfl", home, away, kickoff + timedelta(days=1), None) != same_day
+    # the next local day: 24 hours on can still be the same local date when clocks fall back
+    # (2036-11-02 04:00Z is 00:00 EDT; 24 h later is 23:00 EST the same day), 25 hours cannot
+    assert natural_game_id("nfl", home, away, kickoff + timedelta(hours=25), None) != same_day
+    assert natural_game_id("nfl", home, away, datetime(2036, 11, 3, 4, 0, tzinfo=timezone.utc), None) == \
+        natural_game_id("nfl", home, away, datetime(2036, 11, 2, 4, 0, tzinfo=timezone.utc), None)
 
 
 def test_distinct_keys_give_distinct_ids():

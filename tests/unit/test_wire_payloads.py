@@ -60,7 +60,7 @@ def test_asyncapi_document_names_every_delta_the_envelopes_and_the_stream():
     doc = document("1.2.3")
     assert doc["asyncapi"] == "3.0.0" and doc["info"]["version"] == "1.2.3"
     ops = {"auth", "resume", "subscribe", "unsubscribe", "list_subscriptions", "pong", "hello", "ack", "error",
-           "warning", "ping", "drain", "resume_failed"}  # spec 6.1's control messages, every one
+           "warning", "ping", "drain", "resume_failed", "feed"}  # spec 6.1's control messages, every one
     assert set(doc["components"]["messages"]) == (
         {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"} | {f"control_{op}" for op in ops})
     assert set(Envelope.__struct_fields__) <= set(doc["components"]["schemas"]["Envelope"]["properties"])
@@ -69,7 +69,8 @@ def test_asyncapi_document_names_every_delta_the_envelopes_and_the_stream():
     channels = {c["address"]: c for c in doc["channels"].values()}
     assert set(channels) == {"wire.deltas", "test.wire.deltas", "/v1/stream/{topic}", "/v1/wire"}
     assert "snapshot" not in channels["wire.deltas"]["messages"]  # Kafka carries deltas only
-    assert set(channels["/v1/stream/{topic}"]["messages"]) == {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"}
+    assert set(channels["/v1/stream/{topic}"]["messages"]) == (
+        {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot", "control_feed"})
     assert set(channels["/v1/wire"]["messages"]) == set(doc["components"]["messages"])
     sent = {ref["$ref"].rsplit("/", 1)[1] for ref in doc["operations"]["sendSocket"]["messages"]}
     assert sent == {f"control_{op}" for op in ("auth", "resume", "subscribe", "unsubscribe", "list_subscriptions", "pong")}
