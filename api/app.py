@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager
 
 import structlog
@@ -17,8 +18,10 @@ from api.access.docs import AccessDocs
 from api.access.middleware import AccessMiddleware
 from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor
+from api.orderly_stop import take_stop_signals
 from api.routes import discover
 from api.state import AppState
+from api.wire_serving import STOP_GRACE_SECONDS, live_connections
 from infra.db import create_pool, keep_session
 from infra.migrate import migrate
 from infra.settings import Settings, load_settings
@@ -71,6 +74,8 @@ def _lifespan(app_state: AppState):
             import redis.asyncio as redis
 
             app_state.redis = redis.from_url(settings.redis_url)
+        # close Wire sockets and streams in order before the server stops serving
+        take_stop_signals(asyncio.get_running_loop(), live_connections(app_state).close_all, STOP_GRACE_SECONDS)
         try:
             yield
         finally:

@@ -26,6 +26,7 @@ from wire.recent import RecentDeltas
 log = logging.getLogger("wire.fanout")
 QUEUE_MAX = 2_000  # deltas a stream may have pending before it is a slow consumer
 RECONNECT_SECONDS = 1.0
+STOPPING = "stopping"  # an Inbox's restart reason when the process stops: close, never start over
 
 
 class _Data(msgspec.Struct, frozen=True):
@@ -56,7 +57,8 @@ class Delta:
 class Inbox:
     """Where one connection's deltas wait, `(topic, delta)` in arrival order; shared by all its
     topics. Full means the reader is too slow: everything pending is dropped and the connection
-    told why (`restart`), to start over from snapshots."""
+    told why (`restart`), to start over from snapshots; `stopping` means the process is stopping
+    and the connection closes."""
 
     def __init__(self, size: int = QUEUE_MAX) -> None:
         self.queue: asyncio.Queue = asyncio.Queue(size)
@@ -71,6 +73,8 @@ class Inbox:
             self.start_over("slow_consumer")
 
     def start_over(self, why: str) -> None:
+        if self.restart == STOPPING:
+            return  # final: the connection closes
         self.restart = why
         while not self.queue.empty():
             self.queue.get_nowait()

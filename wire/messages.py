@@ -32,6 +32,7 @@ CLOSE_SLOW_CONSUMER = 4108  # named by the spec
 CLOSE_TOO_MANY_MESSAGES = 4129
 CLOSE_UNAVAILABLE = 4150  # live updates not reachable: back off and retry
 CLOSE_LIFETIME = 4200  # the 24-hour limit: reconnect now and resume
+CLOSE_RESTART = 4201  # this server is stopping: reconnect now (another process) and resume
 
 
 class Auth(msgspec.Struct, tag_field="op", tag="auth"):

@@ -5,8 +5,9 @@ ticket, redeemed here), or offer the ticket as a second subprotocol `svc.ticket.
 send `resume` instead. Then `subscribe`/`unsubscribe`/`list_subscriptions`, each answered by an
 `ack` with the full topic set; each new topic gets its snapshot, then its deltas by seq, and a
 `feed` whenever its expected latency or liveness changes from what the snapshot said. Pings
-every 20 seconds; a `drain` 30 seconds before the 24-hour end, then close 4200 (resume). A
-reader too slow for its deltas gets `warning` and close 4108.
+every 20 seconds; a `drain` 30 seconds before the 24-hour end, then close 4200 (resume); a
+stopping process closes with 4201 (resume now, elsewhere). A reader too slow for its deltas
+gets `warning` and close 4108.
 
 One task per connection does all the sending (acks, snapshots, deltas, pings) so a topic's
 snapshot always precedes its deltas; another only reads frames.
@@ -29,10 +30,10 @@ from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
     DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
-    read_freshness, read_snapshot, redeem, still_open,
+    live_connections, read_freshness, read_snapshot, redeem, still_open,
 )
 from wire import messages as m
-from wire.fanout import DeltaFanout, Inbox, Subscription
+from wire.fanout import STOPPING, DeltaFanout, Inbox, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.sessions import RESUME_SECONDS, Session, SessionStore
@@ -278,6 +279,8 @@ class Connection:
 
     async def deliver(self, item) -> None:
         why = self.inbox.take_restart()
+        if why == STOPPING:
+            raise _Closed(m.CLOSE_RESTART, "server stopping; reconnect now and resume")
         if why == "slow_consumer":
             await self.send(m.encode(m.WarningMessage(code="slow_consumer",
                                                       detail="Deltas arrived faster than this connection read them.")))
@@ -342,6 +345,7 @@ async def wire_socket(socket: WebSocket) -> None:
     address = service.address_of_scope(socket.scope)
     conn: Connection | None = None
     counted = None
+    live = live_connections(app_state)
     try:
         if m.SUBPROTOCOL not in offered:
             raise _Closed(m.CLOSE_PROTOCOL, f"use subprotocol {m.SUBPROTOCOL}")
@@ -383,6 +387,7 @@ async def wire_socket(socket: WebSocket) -> None:
             await sessions.detach(session)
             raise _Closed(m.CLOSE_UNAVAILABLE, "live updates unavailable") from None
         conn = Connection(socket, fanout, session, sessions, counted)
+        live.enter(conn.inbox)  # a stopping process closes it with 4201 (resume elsewhere)
         await conn.hello()
         if isinstance(first, m.Resume):
             await conn.resume_topics(first.last_seq)
@@ -415,6 +420,8 @@ async def wire_socket(socket: WebSocket) -> None:
                 log.warning("socket session not detached", error=repr(exc))
         if counted is not None:
             count_out(*counted)
+        if conn is not None:
+            live.leave(conn.inbox)  # only now: a stopping process waits until the session is resumable
 
 
 ROUTES = [wire_socket]

@@ -30,11 +30,11 @@ from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
-    fanout_of, feed_rechecks, log, read_snapshot, redeem, still_open,
+    fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open,
 )
 from wire import sse
 from wire.messages import Feed
-from wire.fanout import Delta, DeltaFanout, Subscription
+from wire.fanout import STOPPING, Delta, DeltaFanout, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.topics import TOPIC_MAX_LENGTH, topic_error
@@ -63,6 +63,8 @@ async def _events(
     drain_at = ends - DRAIN_NOTICE_SECONDS
     drained = False
     pool = request.app.state.app_state.pool
+    live = live_connections(request.app.state.app_state)
+    live.enter(sub.inbox)  # a stopping process ends the stream with a drain (reconnect, Last-Event-ID)
     feeds = FeedBook()  # what the topic's expected latency and liveness were last said to be
     try:
         if resumed is None:
@@ -116,6 +118,9 @@ async def _events(
                 why = "gap"
             elif why is None:
                 continue
+            if why == STOPPING:
+                yield sse.event(encode({"deadline_at": _now()}), name="drain")
+                return
             if why == "slow_consumer":
                 yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
                                                                           "snapshot follows."}), name="warning")
@@ -135,6 +140,7 @@ async def _events(
     finally:
         fanout.unsubscribe(sub)
         count_out(*counted)
+        live.leave(sub.inbox)
 
 
 @get(

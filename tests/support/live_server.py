@@ -22,6 +22,15 @@ def api_server(
     database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
 ) -> Iterator[str]:
     """Start granian (one worker) serving `app` on a free loopback port; yield its base URL; stop it."""
+    with api_process(database_url, data_dir, key_secret, log_path, app, **extra_env) as (base, _):
+        yield base
+
+
+@contextmanager
+def api_process(
+    database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`api_server`, yielding the granian main process too (for tests that stop it themselves)."""
     port = free_port()
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
@@ -47,7 +56,7 @@ def api_server(
             if time.monotonic() > deadline:
                 raise TimeoutError(f"api server did not become healthy; see {log_path}")
             time.sleep(0.1)
-        yield base
+        yield base, proc
     finally:
         proc.terminate()
         try:
