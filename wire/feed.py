@@ -16,6 +16,7 @@ its own time. Three things move a topic:
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -75,20 +76,56 @@ class FeedWatch:
 
 
 class FeedBook:
-    """The watches of one connection's topics."""
+    """The watches of one connection's topics, with the next recheck found in O(log n): a heap of
+    (time, topic) holding, per topic, its earliest queued time; entries whose watch moved are
+    re-queued or dropped when they reach the top (a delta moves a live topic's time each time)."""
 
     def __init__(self) -> None:
         self._watches: dict[str, FeedWatch] = {}
+        self._heap: list[tuple[datetime, str]] = []
+        self._queued: dict[str, datetime] = {}  # topic -> its earliest time in the heap
+
+    def _schedule(self, w: FeedWatch) -> None:
+        at = w.recheck_at
+        if at is None:
+            return
+        queued = self._queued.get(w.topic)
+        if queued is None or at < queued:  # later times are re-queued when the earlier one surfaces
+            self._queued[w.topic] = at
+            heapq.heappush(self._heap, (at, w.topic))
+
+    def _top(self) -> tuple[datetime, str] | None:
+        """The earliest entry that is still a watch's recheck time."""
+        heap = self._heap
+        while heap:
+            at, topic = heap[0]
+            if self._queued.get(topic) != at:  # superseded by an earlier entry, or forgotten
+                heapq.heappop(heap)
+                continue
+            w = self._watches.get(topic)
+            if w is None or w.recheck_at is None:
+                heapq.heappop(heap)
+                del self._queued[topic]
+                continue
+            if w.recheck_at != at:  # moved on: queue it at its time now
+                heapq.heappop(heap)
+                del self._queued[topic]
+                self._schedule(w)
+                continue
+            return at, topic
+        return None
 
     def watch(self, topic: str, fresh: Fresh, now: datetime) -> Feed:
         """Watch a topic from what the client was just told (a snapshot's values, or the
         returned `feed` for a client whose knowledge is unknown, as after a resume)."""
-        self._watches[topic] = FeedWatch(topic, fresh, now)
+        w = self._watches[topic] = FeedWatch(topic, fresh, now)
+        self._schedule(w)
         expected, liveness = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
         return Feed(topic=topic, expected_latency=expected, liveness=liveness)
 
     def forget(self, topic: str) -> None:
         self._watches.pop(topic, None)
+        self._queued.pop(topic, None)
 
     def on_delta(self, topic: str, source_ts: datetime | None, source: str, now: datetime,
                  stale_after_ms: int | None | type = ...) -> Feed | None:
@@ -98,14 +135,22 @@ class FeedBook:
             return None
         limit = w.fresh.stale_after_ms if stale_after_ms is ... else stale_after_ms
         as_of = w.fresh.as_of if source_ts is None else max(source_ts, w.fresh.as_of)
-        return w.update(Fresh(limit, source, as_of), now)
+        feed = w.update(Fresh(limit, source, as_of), now)
+        self._schedule(w)
+        return feed
 
     def next_at(self) -> datetime | None:
-        times = [w.recheck_at for w in self._watches.values() if w.recheck_at is not None]
-        return min(times) if times else None
+        top = self._top()
+        return None if top is None else top[0]
 
     def due(self, now: datetime) -> list[str]:
-        return [t for t, w in self._watches.items() if w.recheck_at is not None and w.recheck_at <= now]
+        """The topics due a recheck (taken off the queue: `recheck` queues them again)."""
+        out = []
+        while (top := self._top()) is not None and top[0] <= now:
+            heapq.heappop(self._heap)
+            del self._queued[top[1]]
+            out.append(top[1])
+        return out
 
     def recheck(self, read: dict[str, Fresh], due: list[str], now: datetime) -> list[Feed]:
         """Apply what the read models say of the due topics (a topic not read keeps its own
@@ -116,6 +161,7 @@ class FeedBook:
             if w is None:
                 continue
             feed = w.update(read.get(topic, w.fresh), now)
+            self._schedule(w)
             if feed is not None:
                 out.append(feed)
         return out

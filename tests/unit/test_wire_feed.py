@@ -104,3 +104,31 @@ def test_every_feed_is_a_change_and_matches_what_is_known(steps):
         else:
             assert feed is None
         told = (state, seconds)
+
+
+_ops = st.lists(st.tuples(st.sampled_from(["watch", "delta", "forget", "tick"]), st.sampled_from("abcd"),
+                          st.integers(0, 200), st.sampled_from([15_000, 30_000, None])), max_size=60)
+
+
+@given(_ops)
+def test_the_queue_always_names_the_earliest_recheck(ops):
+    """Whatever the order of snapshots, deltas, forgotten topics and clock ticks: `next_at` is the
+    earliest recheck time of any watched topic, and `due` hands out exactly the topics due."""
+    book = FeedBook()
+    now = s(0)
+    for op, topic, n, limit in ops:
+        if op == "watch":
+            book.watch(topic, Fresh(limit, "src", s(n - 100)), now)
+        elif op == "delta":
+            book.on_delta(topic, s(n - 100), "src", now, stale_after_ms=limit)
+        elif op == "forget":
+            book.forget(topic)
+        else:
+            now = now + timedelta(seconds=n / 4)
+            expected_due = sorted(t for t, w in book._watches.items()
+                                  if w.recheck_at is not None and w.recheck_at <= now)
+            due = book.due(now)
+            assert sorted(due) == expected_due
+            book.recheck({}, due, now)
+        times = [w.recheck_at for w in book._watches.values() if w.recheck_at is not None]
+        assert book.next_at() == (min(times) if times else None)
