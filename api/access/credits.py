@@ -9,11 +9,24 @@ runs and given back if the response is not 2xx, because only 2xx responses are c
 A keyed caller identified from the in-process key cache passes its `key_id`: the same statement
 then charges only while the key is unrevoked, so a revocation is seen by the very next call with
 no extra round trip (`KeyRevoked`).
+
+Key-less callers' rows (subject `addr:…`, one per address and day) bill nobody and would grow
+with every address ever seen: each process deletes those untouched for `ADDRESS_DAYS` at most
+once an hour, off the request path. Account rows are billing history and are kept.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+
 import asyncpg
+
+log = logging.getLogger("api.access.credits")
+ADDRESS_DAYS = 2  # a day's window, plus a day for callers whose day began elsewhere
+PRUNE_EVERY_SECONDS = 3600.0
+_PRUNE = "DELETE FROM access.usage WHERE subject LIKE 'addr:%' AND updated_at < now() - make_interval(days => $1)"
 
 _CHARGE = """
 INSERT INTO access.usage AS u (subject, mode, period, used) VALUES ($1, $2, $3, $4)
@@ -45,14 +58,40 @@ class KeyRevoked(Exception):
 
 
 class CreditMeter:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, clock=time.monotonic) -> None:
         self._pool = pool
+        self._clock = clock
+        self._next_prune = clock()  # the first charge prunes what earlier runs left
+        self._pruning: asyncio.Task | None = None
+
+    async def prune_addresses(self) -> int:
+        """Delete key-less usage rows untouched for `ADDRESS_DAYS`; the number deleted."""
+        async with self._pool.acquire() as conn:
+            status = await conn.execute(_PRUNE, ADDRESS_DAYS)
+        return int(status.rsplit(" ", 1)[1])
+
+    def _maybe_prune(self) -> None:
+        now = self._clock()
+        if now < self._next_prune or (self._pruning is not None and not self._pruning.done()):
+            return
+        self._next_prune = now + PRUNE_EVERY_SECONDS
+
+        async def prune() -> None:
+            try:
+                deleted = await self.prune_addresses()
+                if deleted:
+                    log.info("pruned %d key-less usage rows older than %d days", deleted, ADDRESS_DAYS)
+            except Exception as exc:  # tried again within the hour; metering is unaffected
+                log.warning("key-less usage rows not pruned: %r", exc)
+
+        self._pruning = asyncio.get_running_loop().create_task(prune())
 
     async def charge(
         self, subject: str, mode: str, period: str, price: int, allowance: int, key_id: str | None = None,
     ) -> tuple[bool, int]:
         """Add `price` if it fits the allowance: (charged, used after this call). With `key_id`,
         only while that key is unrevoked (else `KeyRevoked`)."""
+        self._maybe_prune()
         if price > allowance:
             return False, await self.used(subject, mode, period, key_id)
         async with self._pool.acquire() as conn:

@@ -49,3 +49,32 @@ async def test_usage_survives_a_restart(database_url):
         assert await CreditMeter(second).charge("acct_r", "live", "m20261101", 1, 100) == (True, 8)
     finally:
         await second.close()
+
+
+async def test_key_less_rows_are_pruned_after_two_days_account_rows_are_kept(database_url):
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    rows = [("addr:old", "d20261101", 3), ("addr:recent", "d20261121", 1), ("acct_old", "m20250101", 400)]
+    try:
+        async with pool.acquire() as conn:
+            for subject, period, days in rows:
+                await conn.execute(
+                    "INSERT INTO access.usage (subject, mode, period, used, updated_at) "
+                    "VALUES ($1, 'live', $2, 5, now() - make_interval(days => $3))", subject, period, days)
+        clock = [0.0]
+        meter = CreditMeter(pool, clock=lambda: clock[0])
+        assert await meter.charge("addr:new", "live", "d20261123", 1, 10) == (True, 1)  # prunes in the background
+        await meter._pruning
+        left = {r["subject"] for r in await pool.fetch(
+            "SELECT subject FROM access.usage WHERE subject = ANY($1::text[])",
+            ["addr:old", "addr:recent", "acct_old", "addr:new"])}
+        assert left == {"addr:recent", "acct_old", "addr:new"}
+        # at most once an hour per process
+        first = meter._pruning
+        await meter.charge("addr:new", "live", "d20261123", 1, 10)
+        assert meter._pruning is first
+        clock[0] += 3601
+        await meter.charge("addr:new", "live", "d20261123", 1, 10)
+        assert meter._pruning is not first
+        await meter._pruning
+    finally:
+        await pool.close()
