@@ -1,7 +1,8 @@
 """Deltas from Kafka to the streams of one API process.
 
 One consumer reads both datasets' `wire.deltas` from the log end (as of its start), hands each
-delta to the subscriptions of its topic and keeps the last two minutes for resumes. A
+delta to the subscriptions of its topic and keeps the last two minutes for resumes; a resume
+this process did not see the deltas for reads them from the retained log (`wire.log_replay`). A
 subscription that falls behind (its queue full) or a consumer that had to reconnect (deltas may
 have been missed) is told to start over from a fresh snapshot; a stream never skips a seq.
 """
@@ -21,11 +22,13 @@ from infra.kafka import make_consumer
 from infra.settings import Settings
 from projections.log_ends import high_watermarks, partitions_of
 from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
+from wire.log_replay import LogReplay
 from wire.recent import RecentDeltas
 
 log = logging.getLogger("wire.fanout")
 QUEUE_MAX = 2_000  # deltas a stream may have pending before it is a slow consumer
 RECONNECT_SECONDS = 1.0
+LOG_SCAN_SECONDS = 15.0  # a resume waits at most this long for the log (then a snapshot)
 STOPPING = "stopping"  # an Inbox's restart reason when the process stops: close, never start over
 
 
@@ -52,6 +55,15 @@ class Delta:
     source_ts: datetime | None = None
     source: str = ""
     status: str | None = None  # `data.status`
+
+
+def delta_of(value: bytes) -> Delta | None:
+    """A `wire.deltas` record value as a Delta; None when it does not decode."""
+    try:
+        head = _head.decode(value)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return Delta(head.seq, head.type, value, head.source_ts, head.source, head.data.status)
 
 
 class Inbox:
@@ -104,6 +116,7 @@ class DeltaFanout:
         self.recent = {ds: RecentDeltas() for ds in DATASETS}
         self._task: asyncio.Task | None = None
         self._started = asyncio.Lock()
+        self.log = LogReplay(settings, delta_of)
 
     async def start(self) -> None:
         """Connect and position at the log end; idempotent. Raises when the broker is unreachable."""
@@ -159,14 +172,12 @@ class DeltaFanout:
     def _deliver(self, dataset: str, key: bytes | None, value: bytes | None, now: float) -> None:
         if key is None or value is None:
             return
-        try:
-            head = _head.decode(value)
-        except msgspec.DecodeError:
+        delta = delta_of(value)
+        if delta is None:
             log.warning("undecodable delta on %s wire.deltas skipped", dataset)
             return
         topic = key.decode("utf-8", "replace")
-        delta = Delta(head.seq, head.type, value, head.source_ts, head.source, head.data.status)
-        self.recent[dataset].add(topic, head.seq, delta, now)
+        self.recent[dataset].add(topic, delta.seq, delta, now)
         for sub in self._subscriptions.get((dataset, topic), ()):
             sub.offer(delta)
 
@@ -183,10 +194,26 @@ class DeltaFanout:
                 del self._subscriptions[(sub.dataset, sub.topic)]
 
     def since(self, dataset: str, topic: str, last_seq: int) -> list[Delta] | None:
+        """The deltas after `last_seq` from this process's memory (None: it cannot say)."""
         found = self.recent[dataset].since(topic, last_seq, self._clock())
         return None if found is None else [delta for _, delta in found]
 
+    async def missed(self, dataset: str, topic: str, last_seq: int) -> list[Delta] | None:
+        """The deltas a resuming client missed: from memory, else from the retained log (a
+        client of another process, or of this one before it started); None: send a snapshot.
+        Subscribe first, so nothing falls between this and the live deltas."""
+        found = self.since(dataset, topic, last_seq)
+        if found is not None:
+            return found
+        log_topic = next(name for name, ds in self._datasets.items() if ds == dataset)
+        try:
+            return await asyncio.wait_for(self.log.since(log_topic, topic, last_seq), LOG_SCAN_SECONDS)
+        except (KafkaError, OSError, asyncio.TimeoutError) as exc:
+            log.warning("resume from the log failed (%r); a snapshot instead", exc)
+            return None
+
     async def aclose(self) -> None:
+        await self.log.aclose()
         if self._task is not None:
             self._task.cancel()
             try:

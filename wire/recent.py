@@ -5,7 +5,7 @@ missed changes replay; otherwise a fresh snapshot comes first). Pure: the caller
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from typing import Any
+from typing import Any, Iterable
 
 RESUME_SECONDS = 120.0
 MAX_PER_TOPIC = 5_000  # a topic changing faster than this in two minutes resumes with a snapshot
@@ -40,18 +40,28 @@ class RecentDeltas:
         oldest_kept = now - self._seconds
         while entries and entries[0][1] < oldest_kept:
             entries.popleft()
-        out: list[tuple[int, Any]] = []
-        seen_last = False
-        expected = last_seq + 1
-        for seq, _, payload in entries:
-            if seq == last_seq:
-                seen_last = True
-            elif seq > last_seq:
-                if seq != expected:
-                    return None  # a gap: this process missed some
-                out.append((seq, payload))
-                expected += 1
-        return out if out or seen_last else None
+        return after(((seq, payload) for seq, _, payload in entries), last_seq)
+
+
+def after(entries: Iterable[tuple[int, Any]], last_seq: int) -> list[tuple[int, Any]] | None:
+    """From one topic's deltas in log order, those after `last_seq` when they are complete: each
+    seq the previous plus 1 from `last_seq` + 1, and either some found or `last_seq` itself seen
+    (so the client is known to be current). None when a snapshot is needed instead. A repeated
+    seq (an exact duplicate on the log) counts once."""
+    out: list[tuple[int, Any]] = []
+    seen_last = False
+    expected = last_seq + 1
+    for seq, payload in entries:
+        if seq == last_seq:
+            seen_last = True
+        elif seq > last_seq:
+            if seq == expected - 1 and out:
+                continue  # a duplicate of the one just taken
+            if seq != expected:
+                return None  # a gap: some are missing here
+            out.append((seq, payload))
+            expected += 1
+    return out if out or seen_last else None
 
 
 def next_step(current: int, seq: int) -> str:

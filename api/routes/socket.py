@@ -160,7 +160,7 @@ class Connection:
         for topic in sorted(self.session.topics):
             self._attach(topic)
             seq = last_seq.get(topic)
-            missed = None if seq is None else self.fanout.since(self.grant.mode, topic, seq)
+            missed = None if seq is None else await self.fanout.missed(self.grant.mode, topic, seq)
             if missed is None:
                 failed.append(topic)
                 continue

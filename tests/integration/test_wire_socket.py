@@ -57,7 +57,7 @@ async def test_the_socket_serves_topics_by_seq_and_resumes(settings, topics, tmp
     async with wire_stack(settings, tmp_path, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)]) as (c, key, base):
         session = await _subscribe_stream_and_unsubscribe(settings, c, key)
         session["resume_token"] = await _resume(session)
-        await _resume_on_another_process(settings, tmp_path, session)
+        await _resume_on_another_process(settings, c, key, tmp_path, session)
         await all_counted_out(settings)
         await _refusals_and_close_codes(c, key, base)
 
@@ -134,21 +134,46 @@ async def _resume(session) -> None:
     return new_token
 
 
-async def _resume_on_another_process(settings, tmp_path, session) -> None:
-    """Sessions live in Postgres: a second API process takes the session over. It holds no
-    deltas from before it started, so the topic is listed in resume_failed and re-snapshotted."""
+async def _resume_on_another_process(settings, c, key, tmp_path, session) -> None:
+    """Sessions live in Postgres: a second API process takes the session over. It saw none of
+    the deltas (it started after them): it reads what the client missed from the retained log.
+    A seq the log cannot vouch for gets resume_failed and a snapshot."""
     env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
            "SVC_WIRE_PING_SECONDS": "0.5"}
+    first, last = session["first_seq"], session["last_seq"]
     with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api2.log", **env) as base:
-        async with ws_connect(base.replace("http://", "ws://") + "/v1/wire", subprotocols=["svc.v1"]) as ws:
+        url = base.replace("http://", "ws://") + "/v1/wire"
+        async with ws_connect(url, subprotocols=["svc.v1"]) as ws:
             await ws.send(json.dumps({"op": "resume", "session_id": session["session_id"],
-                                      "resume_token": session["resume_token"],
-                                      "last_seq": {TOPIC: session["last_seq"]}}))
+                                      "resume_token": session["resume_token"], "last_seq": {TOPIC: first}}))
             hello = await recv(ws)
             assert (hello["op"], hello["session_id"]) == ("hello", session["session_id"])
+            replayed = [await recv(ws) for _ in range(last - first)]
+            assert [(d["op"], d["topic"], d["seq"]) for d in replayed] == [
+                ("delta", TOPIC, s) for s in range(first + 1, last + 1)]
+            assert (await recv(ws))["op"] == "feed"
+            token = hello["resume_token"]
+        async with ws_connect(url, subprotocols=["svc.v1"]) as ws:  # a seq the topic never reached
+            await ws.send(json.dumps({"op": "resume", "session_id": session["session_id"], "resume_token": token,
+                                      "last_seq": {TOPIC: last + 100}}))
+            assert (await recv(ws))["op"] == "hello"
             assert await recv(ws) == {"op": "resume_failed", "topics": [TOPIC]}
             snapshot = await recv(ws)
-            assert (snapshot["op"], snapshot["topic"], snapshot["seq"]) == ("snapshot", TOPIC, session["last_seq"])
+            assert (snapshot["op"], snapshot["topic"], snapshot["seq"]) == ("snapshot", TOPIC, last)
+        # a stream resumed with Last-Event-ID on this process: replayed from the log too
+        ticket = await mint(c, key, topics=[TOPIC], transport="sse")
+        async with httpx.AsyncClient(base_url=base, timeout=30) as other, other.stream(
+                "GET", f"/v1/stream/{TOPIC}", params={"ticket": ticket["ticket"]},
+                headers={"Last-Event-ID": str(first)}) as response:
+            lines = response.aiter_lines()
+            ids = []
+            while len(ids) < last - first:
+                line = await asyncio.wait_for(lines.__anext__(), 20)
+                if line.startswith("event: "):
+                    assert line != "event: snapshot"
+                if line.startswith("id: "):
+                    ids.append(int(line[4:]))
+            assert ids == list(range(first + 1, last + 1))
 
 
 async def _refusals_and_close_codes(c, key, base) -> None:

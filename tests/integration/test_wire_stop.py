@@ -58,12 +58,13 @@ async def test_a_stopping_process_closes_sockets_and_streams_in_order(settings, 
                     assert time.monotonic() - started < 3  # well inside the grace period
                     proc.wait(15)
 
-        # the session is resumable on another process straight away (its first process let it go)
+        # the session is resumable on another process straight away (its first process let it go);
+        # nothing was missed, as the log shows: no snapshot, only the topic's current liveness
         async with ws_connect(base.replace("http://", "ws://") + "/v1/wire", subprotocols=["svc.v1"]) as ws:
             await ws.send(json.dumps({"op": "resume", "session_id": hello["session_id"],
                                       "resume_token": hello["resume_token"], "last_seq": {TOPIC: snapshot["seq"]}}))
             resumed = await recv(ws)
             assert (resumed["op"], resumed["session_id"]) == ("hello", hello["session_id"])
-            assert await recv(ws) == {"op": "resume_failed", "topics": [TOPIC]}  # a new process: no deltas kept
-            assert (await recv(ws))["op"] == "snapshot"
+            feed = await recv(ws)
+            assert (feed["op"], feed["topic"]) == ("feed", TOPIC)
         await asyncio.wait_for(all_counted_out(settings), 20)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from wire import sse
-from wire.recent import RecentDeltas, next_step
+from wire.recent import RecentDeltas, after, next_step
 
 
 def filled(seqs, now=0.0, **kw) -> RecentDeltas:
@@ -78,3 +78,25 @@ def test_following_the_gap_rule_never_shows_a_seq_twice_or_skips_one(arrivals, s
         else:
             assert item == deltas_since_snapshot + 1
             deltas_since_snapshot = item
+
+
+def test_after_takes_a_complete_run_of_seqs_or_nothing():
+    log = [(3, "c"), (4, "d"), (4, "d"), (5, "e")]  # one exact duplicate, as the log may hold
+    assert after(log, 3) == [(4, "d"), (5, "e")]
+    assert after(log, 5) == []  # the client's last seq is on the log: it is current
+    assert after(log, 2) == [(3, "c"), (4, "d"), (5, "e")]  # 3 follows 2: nothing lost in between
+    assert after(log, 1) is None  # seq 2 is not on the log: the client may have missed it
+    assert after([(4, "d"), (6, "f")], 4) is None  # a gap
+    assert after([], 7) is None  # the log cannot vouch for seq 7
+    assert after([(1, "a")], 0) == [(1, "a")]  # from the start
+
+
+@given(st.integers(0, 30), st.integers(0, 30), st.integers(0, 30))
+def test_after_is_exactly_the_missing_tail_of_a_contiguous_log(first, length, last_seq):
+    log = [(s, s) for s in range(first, first + length)]
+    result = after(log, last_seq)
+    known = first <= last_seq < first + length or (length and last_seq == first - 1)
+    if known:
+        assert result == [(s, s) for s in range(last_seq + 1, first + length)]
+    else:
+        assert result is None

@@ -1,0 +1,96 @@
+"""Missed deltas from the retained log, for a resume this process has no memory of (it started
+after the client's last delta, or the client comes from another API process behind the load
+balancer).
+
+A Wire topic's deltas all sit in one partition of `wire.deltas` (keyed by topic, the producer's
+murmur2 partitioner, as every Kafka client computes it). The resume window is 120 seconds, so
+the scan starts at the partition's first record of the last 120 seconds (Kafka's offsets for
+times) and reads to the end offset taken at the start, keeping that topic's records. At most
+`MAX_SCAN` records are read; past that the client gets a snapshot instead, which is always
+correct (the gap rule).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Callable
+
+from aiokafka import TopicPartition
+from aiokafka.partitioner import DefaultPartitioner
+
+from infra.kafka import make_consumer
+from infra.settings import Settings
+from projections.log_ends import high_watermarks, partitions_of
+from wire.recent import RESUME_SECONDS, after
+
+MAX_SCAN = 500_000  # records of one partition: ~2 s of reading here, past which a snapshot is cheaper
+SCAN_SECONDS = 10.0  # a scan that takes longer gives up: the client gets a snapshot
+_partition_of = DefaultPartitioner()
+
+
+class LogReplay:
+    """One consumer per API process for resume scans, started on first use; scans take turns."""
+
+    def __init__(self, settings: Settings, delta_of: Callable[[bytes], object | None]) -> None:
+        self._settings = settings
+        self._delta_of = delta_of  # the fan-out's decoder: a record value to a Delta (None if undecodable)
+        self._consumer = None
+        self._lock = asyncio.Lock()
+
+    async def since(self, log_topic: str, topic: str, last_seq: int, seconds: float = RESUME_SECONDS):
+        """The deltas of `topic` after `last_seq` within the last `seconds`, complete and in seq
+        order; None when the log cannot say (a snapshot is needed)."""
+        async with self._lock:
+            if self._consumer is None:
+                consumer = make_consumer(self._settings, fetch_max_wait_ms=20)
+                await consumer.start()
+                self._consumer = consumer
+            try:
+                return await self._scan(self._consumer, log_topic, topic, last_seq, seconds)
+            except BaseException:
+                await self.aclose()  # a broken connection: a fresh consumer next time
+                raise
+
+    async def _scan(self, consumer, log_topic: str, topic: str, last_seq: int, seconds: float):
+        tps = await partitions_of(consumer, [log_topic])
+        if not tps:
+            return None
+        key = topic.encode()
+        tp = TopicPartition(log_topic, _partition_of(key, [t.partition for t in tps], None))
+        end = (await high_watermarks(consumer, [tp]))[(tp.topic, tp.partition)]
+        found = (await consumer.offsets_for_times({tp: int((time.time() - seconds) * 1000)})).get(tp)
+        # none at or after that time (some brokers say so with timestamp -1): nothing to read
+        start = end if found is None or found.timestamp < 0 else found.offset
+        if end - start > MAX_SCAN:
+            return None
+        consumer.assign([tp])
+        consumer.seek(tp, start)
+        entries = []
+        position = start
+        deadline = time.monotonic() + SCAN_SECONDS
+        while position < end:
+            if time.monotonic() > deadline:
+                return None
+            batches = await consumer.getmany(tp, timeout_ms=1_000, max_records=10_000)
+            records = batches.get(tp, [])
+            if not records:
+                if await consumer.position(tp) >= end:
+                    break
+                continue
+            for record in records:
+                if record.offset >= end:
+                    break
+                if record.key == key and (delta := self._delta_of(record.value)) is not None:
+                    entries.append((delta.seq, delta))
+            position = records[-1].offset + 1
+        found_after = after(entries, last_seq)
+        return None if found_after is None else [delta for _, delta in found_after]
+
+    async def aclose(self) -> None:
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            try:
+                await consumer.stop()
+            except Exception:
+                pass
