@@ -198,19 +198,19 @@ class DeltaFanout:
         found = self.recent[dataset].since(topic, last_seq, self._clock())
         return None if found is None else [delta for _, delta in found]
 
-    async def missed(self, dataset: str, topic: str, last_seq: int) -> list[Delta] | None:
-        """The deltas a resuming client missed: from memory, else from the retained log (a
-        client of another process, or of this one before it started); None: send a snapshot.
-        Subscribe first, so nothing falls between this and the live deltas."""
-        found = self.since(dataset, topic, last_seq)
-        if found is not None:
-            return found
-        log_topic = next(name for name, ds in self._datasets.items() if ds == dataset)
-        try:
-            return await asyncio.wait_for(self.log.since(log_topic, topic, last_seq), LOG_SCAN_SECONDS)
-        except (KafkaError, OSError, asyncio.TimeoutError) as exc:
-            log.warning("resume from the log failed (%r); a snapshot instead", exc)
-            return None
+    async def missed(self, dataset: str, last_seqs: dict[str, int]) -> dict[str, list[Delta] | None]:
+        """Per topic, the deltas a resuming client missed after its last seq: from memory, else
+        from the retained log (a client of another process, or of this one before it started);
+        None: send a snapshot. Subscribe first, so nothing falls between this and live deltas."""
+        out = {topic: self.since(dataset, topic, seq) for topic, seq in last_seqs.items()}
+        unknown = {topic: last_seqs[topic] for topic, found in out.items() if found is None}
+        if unknown:
+            log_topic = next(name for name, ds in self._datasets.items() if ds == dataset)
+            try:
+                out.update(await asyncio.wait_for(self.log.since(log_topic, unknown), LOG_SCAN_SECONDS))
+            except (KafkaError, OSError, asyncio.TimeoutError) as exc:
+                log.warning("resume from the log failed (%r); snapshots instead", exc)
+        return out
 
     async def aclose(self) -> None:
         await self.log.aclose()

@@ -5,7 +5,8 @@ balancer).
 A Wire topic's deltas all sit in one partition of `wire.deltas` (keyed by topic, the producer's
 murmur2 partitioner, as every Kafka client computes it). The resume window is 120 seconds, so
 the scan starts at the partition's first record of the last 120 seconds (Kafka's offsets for
-times) and reads to the end offset taken at the start, keeping that topic's records. At most
+times) and reads to the end offset taken at the start, keeping the resumed topics' records (a
+socket resuming many topics reads each partition once). At most
 `MAX_SCAN` records are read; past that the client gets a snapshot instead, which is always
 correct (the gap rule).
 """
@@ -25,7 +26,7 @@ from projections.log_ends import high_watermarks, partitions_of
 from wire.recent import RESUME_SECONDS, after
 
 MAX_SCAN = 500_000  # records of one partition: ~2 s of reading here, past which a snapshot is cheaper
-SCAN_SECONDS = 10.0  # a scan that takes longer gives up: the client gets a snapshot
+SCAN_SECONDS = 10.0  # a resume's scans that take longer give up: its clients get snapshots
 _partition_of = DefaultPartitioner()
 
 
@@ -38,26 +39,44 @@ class LogReplay:
         self._consumer = None
         self._lock = asyncio.Lock()
 
-    async def since(self, log_topic: str, topic: str, last_seq: int, seconds: float = RESUME_SECONDS):
-        """The deltas of `topic` after `last_seq` within the last `seconds`, complete and in seq
-        order; None when the log cannot say (a snapshot is needed)."""
+    async def since(self, log_topic: str, last_seqs: dict[str, int], seconds: float = RESUME_SECONDS):
+        """Per topic, its deltas after its last seq within the last `seconds`, complete and in seq
+        order, or None when the log cannot say (a snapshot is needed). Each partition is read
+        once, however many of the topics it holds."""
         async with self._lock:
             if self._consumer is None:
                 consumer = make_consumer(self._settings, fetch_max_wait_ms=20)
                 await consumer.start()
                 self._consumer = consumer
             try:
-                return await self._scan(self._consumer, log_topic, topic, last_seq, seconds)
+                return await self._scan(self._consumer, log_topic, last_seqs, seconds)
             except BaseException:
                 await self.aclose()  # a broken connection: a fresh consumer next time
                 raise
 
-    async def _scan(self, consumer, log_topic: str, topic: str, last_seq: int, seconds: float):
+    async def _scan(self, consumer, log_topic: str, last_seqs: dict[str, int], seconds: float):
+        out: dict[str, list | None] = {topic: None for topic in last_seqs}
         tps = await partitions_of(consumer, [log_topic])
         if not tps:
-            return None
-        key = topic.encode()
-        tp = TopicPartition(log_topic, _partition_of(key, [t.partition for t in tps], None))
+            return out
+        numbers = [t.partition for t in tps]
+        by_partition: dict[int, dict[bytes, str]] = {}
+        for topic in last_seqs:
+            key = topic.encode()
+            by_partition.setdefault(_partition_of(key, numbers, None), {})[key] = topic
+        deadline = time.monotonic() + SCAN_SECONDS
+        for partition, keys in sorted(by_partition.items()):
+            entries = await self._read(consumer, TopicPartition(log_topic, partition), keys, seconds, deadline)
+            if entries is None:
+                continue
+            for key, topic in keys.items():
+                found = after(entries.get(key, ()), last_seqs[topic])
+                out[topic] = None if found is None else [delta for _, delta in found]
+        return out
+
+    async def _read(self, consumer, tp: TopicPartition, keys: dict[bytes, str], seconds: float, deadline: float):
+        """The deltas of `keys` on the partition from `seconds` back to its end as of now, as
+        (seq, delta) per key in log order; None when that is too much to read."""
         end = (await high_watermarks(consumer, [tp]))[(tp.topic, tp.partition)]
         found = (await consumer.offsets_for_times({tp: int((time.time() - seconds) * 1000)})).get(tp)
         # none at or after that time (some brokers say so with timestamp -1): nothing to read
@@ -66,9 +85,8 @@ class LogReplay:
             return None
         consumer.assign([tp])
         consumer.seek(tp, start)
-        entries = []
+        entries: dict[bytes, list] = {}
         position = start
-        deadline = time.monotonic() + SCAN_SECONDS
         while position < end:
             if time.monotonic() > deadline:
                 return None
@@ -81,11 +99,10 @@ class LogReplay:
             for record in records:
                 if record.offset >= end:
                     break
-                if record.key == key and (delta := self._delta_of(record.value)) is not None:
-                    entries.append((delta.seq, delta))
+                if record.key in keys and (delta := self._delta_of(record.value)) is not None:
+                    entries.setdefault(record.key, []).append((delta.seq, delta))
             position = records[-1].offset + 1
-        found_after = after(entries, last_seq)
-        return None if found_after is None else [delta for _, delta in found_after]
+        return entries
 
     async def aclose(self) -> None:
         consumer, self._consumer = self._consumer, None

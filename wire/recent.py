@@ -47,7 +47,7 @@ def after(entries: Iterable[tuple[int, Any]], last_seq: int) -> list[tuple[int, 
     """From one topic's deltas in log order, those after `last_seq` when they are complete: each
     seq the previous plus 1 from `last_seq` + 1, and either some found or `last_seq` itself seen
     (so the client is known to be current). None when a snapshot is needed instead. A repeated
-    seq (an exact duplicate on the log) counts once."""
+    seq (an exact duplicate on the log, adjacent or resent later) counts once."""
     out: list[tuple[int, Any]] = []
     seen_last = False
     expected = last_seq + 1
@@ -55,8 +55,8 @@ def after(entries: Iterable[tuple[int, Any]], last_seq: int) -> list[tuple[int, 
         if seq == last_seq:
             seen_last = True
         elif seq > last_seq:
-            if seq == expected - 1 and out:
-                continue  # a duplicate of the one just taken
+            if seq < expected:
+                continue  # a duplicate of one taken (a producer's resend after a crash)
             if seq != expected:
                 return None  # a gap: some are missing here
             out.append((seq, payload))

@@ -156,19 +156,21 @@ class Connection:
 
     async def resume_topics(self, last_seq: dict[str, int]) -> None:
         """Replay what each topic missed; topics this process cannot replay get new snapshots."""
-        failed = []
-        for topic in sorted(self.session.topics):
+        topics = sorted(self.session.topics)
+        for topic in topics:  # subscribed first: nothing falls between the replay and live deltas
             self._attach(topic)
-            seq = last_seq.get(topic)
-            missed = None if seq is None else await self.fanout.missed(self.grant.mode, topic, seq)
-            if missed is None:
+        known = {topic: last_seq[topic] for topic in topics if topic in last_seq}
+        missed = await self.fanout.missed(self.grant.mode, known) if known else {}
+        failed = []
+        for topic in topics:
+            if missed.get(topic) is None:
                 failed.append(topic)
                 continue
-            self.current[topic] = seq
-            for delta in missed:
+            self.current[topic] = known[topic]
+            for delta in missed[topic]:
                 await self.send(delta.payload)
                 self.current[topic] = delta.seq
-        resumed = [topic for topic in sorted(self.session.topics) if topic not in failed]
+        resumed = [topic for topic in topics if topic not in failed]
         # what the client last heard of these topics' freshness is unknown here: say it now
         for topic, fresh in (await read_freshness(self.pool, self.grant.mode, resumed)).items():
             await self.send(m.encode(self.feeds.watch(topic, fresh, _now())))

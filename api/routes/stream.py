@@ -192,7 +192,7 @@ async def stream_topic(
             if first is None:
                 raise ProblemError("not_found", f"No topic {topic}.", param="topic")
             last = sse.last_event_id(last_event_id)
-            missed = None if last is None else await fanout.missed(grant.mode, topic, last)
+            missed = None if last is None else (await fanout.missed(grant.mode, {topic: last}))[topic]
             resumed = None if missed is None else (last, missed)
         except BaseException:
             fanout.unsubscribe(sub)
