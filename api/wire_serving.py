@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timezone
+from types import EllipsisType
 from typing import Any
 
 import asyncpg
@@ -222,7 +223,7 @@ async def read_freshness(pool: asyncpg.Pool | None, dataset: str, topics: list[s
     return out
 
 
-def delta_latency(topic: str, delta: Delta) -> int | None | type:
+def delta_latency(topic: str, delta: Delta) -> int | None | EllipsisType:
     """The latency hint a delta sets: a game's status says it; other deltas leave it (`...`)."""
     if delta.status is not None and topic.startswith("game:"):
         return game_stale_after_ms(delta.status)

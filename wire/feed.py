@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import EllipsisType
 
 from schemas.wire import ExpectedLatency, Liveness
 from wire.messages import Feed
@@ -128,8 +129,9 @@ class FeedBook:
         self._queued.pop(topic, None)
 
     def on_delta(self, topic: str, source_ts: datetime | None, source: str, now: datetime,
-                 stale_after_ms: int | None | type = ...) -> Feed | None:
-        """A delta was sent; `stale_after_ms` when it says the latency (a game's status)."""
+                 stale_after_ms: int | None | EllipsisType = ...) -> Feed | None:
+        """A delta was sent; `stale_after_ms` when it says the latency (a game's status; `...`
+        when it does not say)."""
         w = self._watches.get(topic)
         if w is None:
             return None
