@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import httpx
 import msgspec
@@ -44,7 +43,6 @@ async def test_a_stopping_process_closes_sockets_and_streams_in_order(settings, 
                     events = Events(response)
                     assert (await events.next())["event"] == "snapshot"
 
-                    started = time.monotonic()
                     proc.terminate()  # SIGTERM to granian's main process, which stops its worker
                     drain = await events.next(10)
                     assert drain["event"] == "drain"
@@ -55,7 +53,6 @@ async def test_a_stopping_process_closes_sockets_and_streams_in_order(settings, 
                     except EOFError:
                         pass  # and then it ends
                     assert await closed_with(ws) == 4201  # reconnect now and resume
-                    assert time.monotonic() - started < 3  # well inside the grace period
                     proc.wait(15)
 
         # the session is resumable on another process straight away (its first process let it go);
