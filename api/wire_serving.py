@@ -37,6 +37,10 @@ STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire conn
 encode = msgspec.json.Encoder(decimal_format="number").encode
 
 
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
 def _unavailable(what: str) -> ProblemError:
     return ProblemError("service_unavailable", f"{what} not reachable right now; retry shortly.")
 
@@ -178,7 +182,7 @@ async def _read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) ->
     if kind not in SERVED_KINDS:
         return None
     schema = f'"{pg_schema(dataset)}"'
-    now = datetime.now(timezone.utc)
+    now = utc_now()
     async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):
         if kind == "game":
             row = await wire_sql.game_row(conn, schema, ident)
@@ -232,7 +236,7 @@ def delta_latency(topic: str, delta: Delta) -> int | None | EllipsisType:
 
 async def feed_rechecks(pool: asyncpg.Pool | None, dataset: str, book: FeedBook) -> list[Feed]:
     """The `feed` messages of a connection's topics that are due a recheck now."""
-    due = book.due(datetime.now(timezone.utc))
+    due = book.due(utc_now())
     if not due:
         return []
     try:
@@ -240,4 +244,4 @@ async def feed_rechecks(pool: asyncpg.Pool | None, dataset: str, book: FeedBook)
     except DB_ERRORS as exc:  # time alone decides until the next recheck
         log.warning("wire freshness recheck failed", error=repr(exc))
         read = {}
-    return book.recheck(read, due, datetime.now(timezone.utc))
+    return book.recheck(read, due, utc_now())

@@ -45,14 +45,18 @@ def _told(expected: ExpectedLatency, liveness: Liveness) -> tuple:
 class FeedWatch:
     """One topic of one connection: what it was last told, and when that stops holding."""
 
-    __slots__ = ("topic", "fresh", "told", "recheck_at")
+    __slots__ = ("topic", "fresh", "said", "told", "recheck_at")
 
     def __init__(self, topic: str, fresh: Fresh, now: datetime) -> None:
         self.topic = topic
         self.fresh = fresh
-        self.told = _told(*freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now))
+        self.said = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
+        self.told = _told(*self.said)
         self.recheck_at: datetime | None = None
         self._plan(now)
+
+    def feed(self) -> Feed:
+        return Feed(topic=self.topic, expected_latency=self.said[0], liveness=self.said[1])
 
     def _plan(self, now: datetime) -> None:
         limit = self.fresh.stale_after_ms
@@ -68,12 +72,12 @@ class FeedWatch:
         if fresh.as_of < self.fresh.as_of:
             fresh = Fresh(fresh.stale_after_ms, fresh.source, self.fresh.as_of)
         self.fresh = fresh
-        expected, liveness = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
-        told = _told(expected, liveness)
+        self.said = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
+        told = _told(*self.said)
         changed = told != self.told
         self.told = told
         self._plan(now)
-        return Feed(topic=self.topic, expected_latency=expected, liveness=liveness) if changed else None
+        return self.feed() if changed else None
 
 
 class FeedBook:
@@ -121,8 +125,7 @@ class FeedBook:
         returned `feed` for a client whose knowledge is unknown, as after a resume)."""
         w = self._watches[topic] = FeedWatch(topic, fresh, now)
         self._schedule(w)
-        expected, liveness = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
-        return Feed(topic=topic, expected_latency=expected, liveness=liveness)
+        return w.feed()
 
     def forget(self, topic: str) -> None:
         self._watches.pop(topic, None)

@@ -17,7 +17,7 @@ snapshot always precedes its deltas; another only reads frames.
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import structlog
 from litestar import WebSocket, websocket
@@ -30,7 +30,7 @@ from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
     DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
-    live_connections, read_freshness, read_snapshot, redeem, still_open,
+    live_connections, read_freshness, read_snapshot, redeem, still_open, utc_now,
 )
 from wire import messages as m
 from wire.fanout import STOPPING, DeltaFanout, Inbox, Subscription
@@ -45,10 +45,6 @@ log = structlog.get_logger("api.socket")
 class _Closed(Exception):
     def __init__(self, code: int, reason: str = "") -> None:
         self.code, self.reason = code, reason
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 class Connection:
@@ -70,7 +66,7 @@ class Connection:
         self.requests: asyncio.Queue = asyncio.Queue()
         self.last_pong = time.monotonic()
         # the session's end on this process's monotonic clock
-        self.ends = time.monotonic() + (session.expires_at - _now()).total_seconds()
+        self.ends = time.monotonic() + (session.expires_at - utc_now()).total_seconds()
         self.topic_limit = PLANS[self.grant.plan].wire_topics
 
     async def send(self, payload: bytes) -> None:
@@ -117,7 +113,7 @@ class Connection:
             return False
         self.current[topic] = snap.seq
         await self.send(snap.payload)
-        self.feeds.watch(topic, snap.fresh, _now())
+        self.feeds.watch(topic, snap.fresh, utc_now())
         return True
 
     def refusal(self, topic: str) -> tuple[str, str] | None:
@@ -173,7 +169,7 @@ class Connection:
         resumed = [topic for topic in topics if topic not in failed]
         # what the client last heard of these topics' freshness is unknown here: say it now
         for topic, fresh in (await read_freshness(self.pool, self.grant.mode, resumed)).items():
-            await self.send(m.encode(self.feeds.watch(topic, fresh, _now())))
+            await self.send(m.encode(self.feeds.watch(topic, fresh, utc_now())))
         if failed:
             await self.send(m.encode(m.ResumeFailed(topics=failed)))
             for topic in failed:
@@ -250,18 +246,18 @@ class Connection:
                     raise _Closed(m.CLOSE_LIFETIME, "connection lifetime reached; resume")
                 if not drained and now >= self.ends - DRAIN_NOTICE_SECONDS:
                     drained = True
-                    deadline = _now() + timedelta(seconds=self.ends - now)
+                    deadline = utc_now() + timedelta(seconds=self.ends - now)
                     await self.send(m.encode(m.Drain(deadline_at=deadline)))
                 if now >= next_ping:
                     if now - self.last_pong > 2 * interval + 1:
                         raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered")
                     next_ping = now + interval
-                    await self.send(m.encode(m.Ping(ts=_now())))
+                    await self.send(m.encode(m.Ping(ts=utc_now())))
                     await still_open(*self.counted)
                 limit = self.ends - (0 if drained else DRAIN_NOTICE_SECONDS)
                 recheck_at = self.feeds.next_at()
                 if recheck_at is not None:
-                    limit = min(limit, time.monotonic() + (recheck_at - _now()).total_seconds())
+                    limit = min(limit, time.monotonic() + (recheck_at - utc_now()).total_seconds())
                 wait = max(0.0, min(next_ping, limit) - time.monotonic())
                 done, _ = await asyncio.wait({get_request, get_delta}, timeout=wait,
                                              return_when=asyncio.FIRST_COMPLETED)
@@ -301,7 +297,7 @@ class Connection:
         if step == "send":
             self.current[topic] = delta.seq
             await self.send(delta.payload)
-            feed = self.feeds.on_delta(topic, delta.source_ts, delta.source, _now(), delta_latency(topic, delta))
+            feed = self.feeds.on_delta(topic, delta.source_ts, delta.source, utc_now(), delta_latency(topic, delta))
             if feed is not None:
                 await self.send(m.encode(feed))
         elif step == "resnapshot":

@@ -15,7 +15,7 @@ live again, a final game and its markets settled). A comment pings every 20 seco
 
 import asyncio
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Annotated, AsyncIterator
 
 from litestar import Request, get
@@ -30,7 +30,7 @@ from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
-    fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open,
+    fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open, utc_now,
 )
 from wire import sse
 from wire.messages import Feed
@@ -47,10 +47,6 @@ def _problem_event(code: str, detail: str) -> bytes:
 
 def _feed_event(feed: Feed) -> bytes:
     return sse.event(encode(feed), name="feed")
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 async def _events(
@@ -70,14 +66,14 @@ async def _events(
         if resumed is None:
             current = first.seq
             yield sse.event(first.payload, name="snapshot", event_id=first.seq)
-            feeds.watch(sub.topic, first.fresh, _now())
+            feeds.watch(sub.topic, first.fresh, utc_now())
         else:  # the deltas after the client's last seq (possibly none yet), then live ones
             current, missed = resumed
             for delta in missed:
                 yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
                 current = delta.seq
             # what the client last heard of the topic's freshness is unknown here: say it now
-            yield _feed_event(feeds.watch(sub.topic, first.fresh, _now()))
+            yield _feed_event(feeds.watch(sub.topic, first.fresh, utc_now()))
         next_ping = time.monotonic() + settings.wire_ping_seconds
         while True:
             now = time.monotonic()
@@ -85,7 +81,7 @@ async def _events(
                 return
             if not drained and now >= drain_at:
                 drained = True
-                deadline = datetime.now(timezone.utc) + timedelta(seconds=ends - now)
+                deadline = utc_now() + timedelta(seconds=ends - now)
                 yield sse.event(encode({"deadline_at": deadline}), name="drain")
             if now >= next_ping:
                 next_ping = now + settings.wire_ping_seconds
@@ -94,7 +90,7 @@ async def _events(
             until = min(next_ping, ends if drained else drain_at)
             recheck_at = feeds.next_at()
             if recheck_at is not None:
-                until = min(until, time.monotonic() + (recheck_at - _now()).total_seconds())
+                until = min(until, time.monotonic() + (recheck_at - utc_now()).total_seconds())
             try:
                 item = await asyncio.wait_for(sub.inbox.queue.get(), max(0.0, until - time.monotonic()))
             except asyncio.TimeoutError:
@@ -110,7 +106,7 @@ async def _events(
                 if step == "send":
                     yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
                     current = delta.seq
-                    feed = feeds.on_delta(sub.topic, delta.source_ts, delta.source, _now(),
+                    feed = feeds.on_delta(sub.topic, delta.source_ts, delta.source, utc_now(),
                                           delta_latency(sub.topic, delta))
                     if feed is not None:
                         yield _feed_event(feed)
@@ -119,7 +115,7 @@ async def _events(
             elif why is None:
                 continue
             if why == STOPPING:
-                yield sse.event(encode({"deadline_at": _now()}), name="drain")
+                yield sse.event(encode({"deadline_at": utc_now()}), name="drain")
                 return
             if why == "slow_consumer":
                 yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
@@ -136,7 +132,7 @@ async def _events(
                 return
             current = snapshot.seq
             yield sse.event(snapshot.payload, name="snapshot", event_id=snapshot.seq)
-            feeds.watch(sub.topic, snapshot.fresh, _now())
+            feeds.watch(sub.topic, snapshot.fresh, utc_now())
     finally:
         fanout.unsubscribe(sub)
         count_out(*counted)
