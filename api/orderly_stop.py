@@ -4,8 +4,10 @@ granian's worker stops serving on SIGINT/SIGTERM and only then runs the lifespan
 open Wire sockets and streams would be cut without a close frame. The app instead takes the
 worker loop's handlers for those signals: on the first, it tells its live connections to close
 (sockets with 4201, reconnect now and resume; streams with a `drain`), waits for them at most a
-few seconds, then hands the signal to granian's own handler. A second signal goes to granian at
-once. Under a server that installs no loop handlers (tests' in-process clients) nothing changes.
+few seconds, then hands the signal to granian's own handler. Further signals while stopping
+change nothing: Ctrl-C reaches the worker and granian's main process together, and the main
+process then sends the worker SIGTERM at once; the grace period bounds the wait either way.
+Under a server that installs no loop handlers (tests' in-process clients) nothing changes.
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ def take_stop_signals(loop: asyncio.AbstractEventLoop, before_stop: Callable[[],
         return False
     stopping: list[asyncio.Task] = []
 
-    def hand_over(sig: int) -> None:
-        previous[sig]._run()
-
     async def stop_in_order(sig: int) -> None:
         try:
             await asyncio.wait_for(before_stop(), grace)
@@ -43,11 +42,10 @@ def take_stop_signals(loop: asyncio.AbstractEventLoop, before_stop: Callable[[],
             log.warning("live connections still open after the grace period; stopping anyway", seconds=grace)
         except Exception:
             log.exception("closing live connections failed; stopping anyway")
-        hand_over(sig)
+        previous[sig]._run()
 
     def on_signal(sig: int) -> None:
-        if stopping:  # asked twice: stop now
-            hand_over(sig)
+        if stopping:  # already stopping, within the grace period
             return
         log.info("stopping: closing live connections first", signal=signal.Signals(sig).name)
         stopping.append(loop.create_task(stop_in_order(sig)))

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
 
 import httpx
 import msgspec
@@ -43,7 +46,11 @@ async def test_a_stopping_process_closes_sockets_and_streams_in_order(settings, 
                     events = Events(response)
                     assert (await events.next())["event"] == "snapshot"
 
-                    proc.terminate()  # SIGTERM to granian's main process, which stops its worker
+                    # as Ctrl-C under `svc up`: SIGINT reaches the worker and the main process, which
+                    # then stops its worker with SIGTERM at once
+                    worker = int(subprocess.check_output(["pgrep", "-P", str(proc.pid)]).split()[0])
+                    os.kill(worker, signal.SIGINT)
+                    proc.send_signal(signal.SIGINT)
                     drain = await events.next(10)
                     assert drain["event"] == "drain"
                     assert set(msgspec.json.decode(drain["data"])) == {"deadline_at"}
