@@ -48,8 +48,9 @@ class AccessMiddleware(ASGIMiddleware):
         service = service_for(scope)
         client = scope.get("client")
         authorization = header_value(scope, b"authorization")
+        # only a key-less caller is known by its address: keyed calls skip the forwarding headers
         caller = await service.identify(
-            authorization, client[0] if client else None, forwarding_chain(scope)
+            authorization, client[0] if client else None, None if authorization else forwarding_chain(scope)
         )
         state["dataset"] = caller.mode
         try:
