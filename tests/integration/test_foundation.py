@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 
 import asyncpg
 from aiokafka.admin import AIOKafkaAdminClient
@@ -10,6 +11,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import is_migrated, migrate
 from schemas.datasets import DATASETS
+from tests.conftest import with_database
 
 
 async def test_migrations_are_applied_once_and_recorded(database_url):
@@ -31,16 +33,23 @@ async def test_migrations_are_applied_once_and_recorded(database_url):
         await conn.close()
 
 
-async def test_unmigrated_database_reports_false(pg_server):
-    conn = await asyncpg.connect(pg_server)
+async def test_is_migrated_tells_empty_partly_and_fully_migrated_databases(pg_server):
+    name = f"probe_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(pg_server)
+    await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        await conn.execute("CREATE SCHEMA IF NOT EXISTS probe_unmigrated")
-        await conn.execute("SET search_path = probe_unmigrated")
-        # the server's own database may be migrated by another run; check a clean search path
-        assert await conn.fetchval("SELECT to_regclass('probe_unmigrated.schema_migrations')") is None
+        conn = await asyncpg.connect(with_database(pg_server, name))
+        try:
+            assert await is_migrated(conn) is False  # no schema_migrations table at all
+            assert await migrate(conn)
+            assert await is_migrated(conn) is True
+            await conn.execute("DELETE FROM schema_migrations WHERE ctid = (SELECT min(ctid) FROM schema_migrations)")
+            assert await is_migrated(conn) is False  # one file not recorded
+        finally:
+            await conn.close()
     finally:
-        await conn.execute("DROP SCHEMA IF EXISTS probe_unmigrated")
-        await conn.close()
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
 
 
 async def test_topics_created_with_planned_partitions(settings, topics):
