@@ -10,8 +10,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Re-install whenever pyproject.toml changes.
-$(STAMP): pyproject.toml | $(BIN)/python
+# Re-install whenever the metadata changes, and rebuild the compiled fold (setup.py) whenever
+# a projections source changes: a compiled module shadows its source.
+$(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
@@ -37,4 +38,5 @@ asyncapi: $(STAMP)
 	$(BIN)/svc asyncapi --out docs/asyncapi.json
 
 clean:
-	rm -rf $(VENV) .svc .pytest_cache .hypothesis
+	rm -rf $(VENV) .svc .pytest_cache .hypothesis .mypy_cache build
+	find projections -name "*.so" -delete

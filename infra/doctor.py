@@ -91,6 +91,18 @@ async def _api(settings: Settings) -> dict[str, Any]:
         return {"address": url, "ok": False, "error": type(exc).__name__}
 
 
+def _fold() -> dict[str, Any]:
+    """Whether the projector's fold runs compiled (setup.py), and never from an outdated build."""
+    from projections import compiled
+
+    built, stale = compiled.built(), compiled.stale()
+    if not built:
+        return {"address": None, "ok": None, "note": "plain Python: installed with SVC_PURE_PYTHON=1 or without a C compiler"}
+    if stale:
+        return {"address": None, "ok": False, "error": f"older than their sources: {', '.join(stale)}; run make venv"}
+    return {"address": None, "ok": True, "compiled": len(built)}
+
+
 def _process(settings: Settings, name: str) -> dict[str, Any]:
     pid = _pid(settings.run_dir, name)
     return {"address": f"pid {pid}" if pid else None, "pid": pid, "ok": pid is not None}
@@ -101,7 +113,8 @@ async def diagnose(settings: Settings) -> dict[str, dict[str, Any]]:
         _broker(settings), _postgres(settings), _redis(settings), _api(settings)
     )
     report = {"broker": broker, "postgres": postgres, "redis": redis_, "api": api,
-              "projector": _process(settings, "projector"), "supervisor": _process(settings, "supervisor")}
+              "projector": _process(settings, "projector"), "supervisor": _process(settings, "supervisor"),
+              "fold": _fold()}
     for name in ("broker", "postgres"):
         pid = _pid(settings.run_dir, name)
         if pid:

@@ -69,7 +69,9 @@ def game_visible(game: GameState | None) -> tuple | None:
 
 
 def game_data(game: GameState) -> dict[str, Any]:
-    (status, home, away, period, clock, possession, last_play, kickoff_at, kickoff_date, venue) = game_visible(game)
+    visible = game_visible(game)
+    assert visible is not None, "game_data of an unscheduled game"
+    (status, home, away, period, clock, possession, last_play, kickoff_at, kickoff_date, venue) = visible
     return {
         "game_id": game.game_id,
         "status": status,
@@ -128,7 +130,9 @@ def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str,
 
 
 def market_data(m: MarketState, changed: list[str]) -> dict[str, Any]:
-    status, reason, main_key, books, name = market_header(m)
+    header = market_header(m)
+    assert header is not None, "market_data of a market no quote named"
+    status, reason, main_key, books, name = header
     lines = []
     removed = []
     for key in sorted(changed):

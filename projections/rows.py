@@ -192,6 +192,7 @@ def game_search_row(game: GameState) -> tuple:
 
 
 def market_row(m: MarketState) -> tuple:
+    assert m.origin is not None, "a market row before any quote named the market"
     main = m.lines.get(m.main_key) if m.main_key is not None else None
     books = main.consensus.books if main is not None and main.consensus is not None else 0
     return (
@@ -212,8 +213,13 @@ def _methods(odds: tuple[tuple[float, ...], ...]) -> tuple[dict[str, tuple[float
     return probabilities, js(notes)
 
 
+def _nth(values: tuple[float, ...] | None, i: int) -> float | None:
+    return None if values is None else values[i]
+
+
 def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -> tuple:
     c = line.consensus
+    assert c is not None, "a line row without a consensus"
     eligible = eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us)
     others, notes = _methods(tuple([q.odds for q in eligible]))
     probabilities = {DEFAULT_METHOD: tuple(o.probability for o in c.outcomes), **others}
@@ -221,9 +227,7 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
         {
             "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),
             "price": o.price,
-            "probability": {
-                method: (None if probabilities[method] is None else probabilities[method][i]) for method in METHODS
-            },
+            "probability": {method: _nth(probabilities[method], i) for method in METHODS},
         }
         for i, o in enumerate(c.outcomes)
     ]

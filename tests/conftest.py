@@ -23,8 +23,17 @@ from infra.postgres import database_url as embedded_url
 from infra.postgres import start_postgres
 from infra.settings import Settings, load_settings
 from infra.topics import ensure_topics
+from projections import compiled
 
 SESSION_TAG = secrets.token_hex(3)
+
+
+def pytest_sessionstart(session) -> None:
+    # a compiled module (setup.py) shadows its source: never test old code after an edit
+    stale = compiled.stale()
+    if stale:
+        pytest.exit(f"compiled modules are older than their sources ({', '.join(stale)}): run `make venv` "
+                    "(`make test` does it for you)", returncode=1)
 
 
 def with_database(url: str, name: str) -> str:

@@ -11,7 +11,7 @@ from cli.common import DataDir, JsonFlag, console, print_json, run, settings_for
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
-        """Check broker, Postgres, Redis, API, projector and supervisor; exit 1 if any fails."""
+        """Check broker, Postgres, Redis, API, projector, supervisor and the compiled fold; exit 1 if any fails."""
         from infra.doctor import diagnose, healthy
 
         report = run(diagnose(settings_for(data_dir)))
