@@ -98,10 +98,25 @@ def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     n = len(eligible)
     if not n:
         return None
-    probabilities = _median_probabilities(zip(*[q.probabilities for q in eligible]), n)
-    prices = _medians(zip(*[q.odds for q in eligible]), n)
-    hold = 1.0 - 1.0 / sum([1.0 / p for p in prices])
+    # per outcome, the median across books (written out: this runs for every quote); the
+    # arithmetic and its order are those of `median` and `_median_probabilities`
+    mid = n // 2
+    odd = n % 2 == 1
     first = eligible[0].outcomes  # names and points from the first book in book order
+    medians: list[float] = []
+    prices: list[float] = []
+    for i in range(len(first)):
+        ps = sorted([q.probabilities[i] for q in eligible])  # type: ignore[index]
+        ds = sorted([q.odds[i] for q in eligible])  # type: ignore[index]
+        if odd:
+            medians.append(ps[mid])
+            prices.append(ds[mid])
+        else:
+            medians.append((ps[mid - 1] + ps[mid]) / 2.0)
+            prices.append((ds[mid - 1] + ds[mid]) / 2.0)
+    total = sum(medians)
+    probabilities = [m / total for m in medians]
+    hold = 1.0 - 1.0 / sum([1.0 / p for p in prices])
     outcomes = tuple([
         ConsensusOutcome(o.selection, o.name, o.participant_id, o.point, prices[i], probabilities[i])
         for i, o in enumerate(first)
@@ -176,7 +191,9 @@ def pick_main(lines: Mapping[str, LineState]) -> str | None:
 
     def rank(key: str) -> tuple:
         line = lines[key]
-        return (line.consensus.evenness, line.point if line.point is not None else 0, key)
+        c = line.consensus
+        assert c is not None  # tied keys all have one
+        return (c.evenness, line.point if line.point is not None else 0, key)
 
     return min(tied, key=rank)
 

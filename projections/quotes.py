@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import lru_cache
+from typing import cast
 
 from projections.odds.exact import InvalidInput
-from projections.odds.prices import to_decimal
+from projections.odds.prices import PriceFormat, to_decimal
 
 # the fixed order outcomes appear in, in read models and deltas; other selections follow by name
 SELECTION_ORDER = ("home", "away", "draw", "over", "under", "yes", "no")
@@ -21,10 +22,14 @@ def line_key(point: Decimal | None) -> str:
     """The point as text ('' for lines without one): 47.5 and 47.50 are the same line."""
     if point is None:
         return ""
+    return _point_key(point)
+
+
+@lru_cache(maxsize=1 << 12)  # equal Decimals hash alike, and 47.5 and 47.50 have the same key anyway
+def _point_key(point: Decimal) -> str:
     if point == 0:
         return "0"
-    text = format(point.normalize(), "f")
-    return text
+    return format(point.normalize(), "f")
 
 
 def point_of(key: str) -> Decimal | None:
@@ -35,7 +40,7 @@ def point_of(key: str) -> Decimal | None:
 def decimal_odds(price: Decimal, price_format: str) -> float | None:
     """Decimal odds as a float (exactly rounded from the exact conversion); None if not a price."""
     try:
-        return float(to_decimal(price, price_format, field=None))
+        return float(to_decimal(price, cast(PriceFormat, price_format), field=None))
     except (InvalidInput, ValueError, ArithmeticError):
         return None
 

@@ -10,7 +10,9 @@ write fails, both folds are undone, newest first.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+from contextlib import contextmanager
 
 import asyncpg
 from infra.kafka import make_consumer
@@ -26,6 +28,25 @@ BATCH_RECORDS = 20_000  # catch-up (SVC_CATCH_UP_BATCH): the event loop stays re
 # over earlier, they would work off a restart's backlog at a fraction of this path's rate.
 NEAR_HEAD = 2_000
 REBUILD_RECORDS = 100_000  # scratch rebuilds: bigger batches rewrite each row fewer times
+# a fold allocates millions of short-lived objects, freed by reference counting; the default
+# young-generation threshold (700) runs the cyclic collector thousands of times per replay for
+# nothing (measured: ~5% of the replay). Raised while a catch-up runs, restored after.
+CATCH_UP_GC_THRESHOLD = 100_000
+_gc = {"running": 0, "saved": gc.get_threshold()}  # catch-ups of both datasets may overlap
+
+
+@contextmanager
+def _rare_collections():
+    if _gc["running"] == 0:
+        _gc["saved"] = saved = gc.get_threshold()
+        gc.set_threshold(max(saved[0], CATCH_UP_GC_THRESHOLD), *saved[1:])
+    _gc["running"] += 1
+    try:
+        yield
+    finally:
+        _gc["running"] -= 1
+        if _gc["running"] == 0:
+            gc.set_threshold(*_gc["saved"])
 
 
 async def catch_up(
@@ -46,7 +67,8 @@ async def catch_up(
     while True:
         try:
             async with projector.lock:
-                applied += await _run(projector, conn, targets, stop, follow, batch_records, at_head)
+                with _rare_collections():
+                    applied += await _run(projector, conn, targets, stop, follow, batch_records, at_head)
             return applied
         except StaleState as exc:
             log.warning("%s: %s; reloading state and resuming", projector.schema, exc)

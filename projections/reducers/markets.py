@@ -22,23 +22,34 @@ from schemas.events import MarketSuspended, PriceQuoted
 from schemas.wire import market_topic
 
 
+def _outcome_order(o: QuotedOutcome) -> tuple[int, str]:
+    return selection_key(o.selection)
+
+
 def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outcomes, market_type: str,
                point: Decimal | None) -> BookQuote:
     """A book's quote as consensus needs it: outcomes in canonical order, decimal odds and the
     default method's no-vig probabilities, or no odds when the quote cannot price the line."""
-    ordered = tuple(sorted(outcomes, key=lambda o: selection_key(o.selection)))
-    selections = tuple(o.selection for o in ordered)
-    odds = tuple(decimal_odds(o.price, o.price_format) for o in ordered)
-    usable = (
-        len(ordered) >= 2
-        and len(set(selections)) == len(selections)
-        and None not in odds
-        and all(points_agree(market_type, point, o.selection, o.point) for o in ordered)
-    )
+    ordered = tuple(sorted(outcomes, key=_outcome_order))
+    names = []
+    prices = []
+    usable = len(ordered) >= 2
+    for o in ordered:  # one pass (this runs for every quote)
+        names.append(o.selection)
+        d = decimal_odds(o.price, o.price_format)
+        prices.append(d)
+        if d is None or not points_agree(market_type, point, o.selection, o.point):
+            usable = False
+    selections = tuple(names)
+    odds = tuple(prices)
+    if usable and len(set(selections)) != len(selections):
+        usable = False
     result = devig(DEFAULT_METHOD, odds) if usable else None
     if result is None:
         return BookQuote(book, book_name, kind, origin, ordered, None, selections, None, origin.source_ts)
-    return BookQuote(book, book_name, kind, origin, ordered, odds, selections, result.probabilities, origin.source_ts)
+    # usable: no None among the odds (mypy cannot see that through `usable`)
+    return BookQuote(book, book_name, kind, origin, ordered, odds, selections,  # type: ignore[arg-type]
+                     result.probabilities, origin.source_ts)
 
 
 def book_quote(e: PriceQuoted) -> BookQuote:
