@@ -25,16 +25,22 @@ GAME_COLUMNS = f"""
 """
 
 
-def _page_sql(schema: str, where: Where, after: tuple[datetime, str] | None, limit: int) -> str:
+# each row's version: the transaction that wrote the game's and each team's current row (`xmin`
+# changes with every update), so a list item built from a row is kept until one of them changes
+VERSION_COLUMNS = "g.g_version, h.xmin AS h_version, a.xmin AS a_version"
+
+
+def _page_sql(schema: str, where: Where, after: tuple[datetime, str] | None, limit: int,
+              columns: str = GAME_COLUMNS) -> str:
     """One page in kickoff order: the page is cut from `games` first and only its rows are
     joined with their teams (joining first would join every matching game, then sort)."""
     if after is not None:
         where.add("(g.kickoff_sort, g.id) > ({}, {})", *after)
     page = (
-        f"SELECT * FROM {schema}.games g WHERE {where.sql()} "
+        f"SELECT *, xmin AS g_version FROM {schema}.games g WHERE {where.sql()} "
         f"ORDER BY g.kickoff_sort, g.id LIMIT {where.arg(limit)}"
     )
-    return f"SELECT {GAME_COLUMNS} FROM {_teams_of(schema, page)} ORDER BY g.kickoff_sort, g.id"
+    return f"SELECT {columns} FROM {_teams_of(schema, page)} ORDER BY g.kickoff_sort, g.id"
 
 
 def _teams_of(schema: str, games: str) -> str:
@@ -56,8 +62,10 @@ def competition_filter(schema: str, where: Where, competition: str) -> None:
 async def list_games(
     conn: asyncpg.Connection, schema: str, *, competition: str | None, season: str | None, week: int | None,
     status: str | None, kickoff_from: datetime | None, kickoff_to: datetime | None,
-    after: tuple[datetime, str] | None, limit: int,
+    after: tuple[datetime, str] | None, limit: int, versions_only: bool = False,
 ) -> list[asyncpg.Record]:
+    """A page of games with their teams and row versions; `versions_only`: just each game's
+    id, kickoff order and versions (a page whose items are all known needs no more)."""
     where = Where()
     if competition is not None:
         competition_filter(schema, where, competition)
@@ -71,7 +79,14 @@ async def list_games(
         where.add("g.kickoff_sort >= {}", kickoff_from)
     if kickoff_to is not None:
         where.add("g.kickoff_sort < {}", kickoff_to)
-    return await conn.fetch(_page_sql(schema, where, after, limit), *where.args)
+    columns = f"g.id, g.kickoff_sort, {VERSION_COLUMNS}" if versions_only else f"{GAME_COLUMNS}, {VERSION_COLUMNS}"
+    return await conn.fetch(_page_sql(schema, where, after, limit, columns), *where.args)
+
+
+async def games_by_id(conn: asyncpg.Connection, schema: str, ids: list[str]) -> list[asyncpg.Record]:
+    """Games with their teams and row versions, in no particular order."""
+    page = f"SELECT *, xmin AS g_version FROM {schema}.games WHERE id = ANY($1::text[])"
+    return await conn.fetch(f"SELECT {GAME_COLUMNS}, {VERSION_COLUMNS} FROM {_teams_of(schema, page)}", ids)
 
 
 def _day_filters(

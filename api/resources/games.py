@@ -114,25 +114,42 @@ def _game_fields(row: Mapping[str, Any], request_id: str | None) -> dict[str, An
     )
 
 
-# a list item depends only on its row: list pages are read far more often than games change, so
-# the members are kept by the row's values (bounded; cleared when full) and shared, never changed
-_LIST_FIELDS: dict[tuple, dict[str, Any]] = {}
-_LIST_FIELDS_MAX = 4096
-
-
 def game(row: Mapping[str, Any], request_id: str | None) -> Game:
-    key = tuple(row.values())
-    try:
-        fields = _LIST_FIELDS.get(key)
-    except TypeError:  # a row holding decoded JSON (not the list query's text): build it afresh
-        key, fields = None, None
-    if fields is None:
-        if len(_LIST_FIELDS) >= _LIST_FIELDS_MAX:
-            _LIST_FIELDS.clear()
-        fields = {**_game_fields(row, None), "live_topics": None, "rg_line": None}
-        if key is not None:
-            _LIST_FIELDS[key] = fields
-    return Game(**{**fields, "request_id": request_id, "live_topics": [game_topic(row["id"])]})
+    """A game as listed, from its `games` row joined with its two teams."""
+    return Game(**_game_fields(row, request_id), live_topics=[game_topic(row["id"])], rg_line=None)
+
+
+class ListItems:
+    """List items kept by the versions of the rows they were built from (a game's and its two
+    teams' `xmin`, see api.queries.games): list pages are read far more often than games
+    change, so a page whose items are all known is served from its versions alone, and a
+    changed row is simply another key. Bounded: cleared when full. Items are shared between
+    requests and never changed; each request gets a copy with its own request ID."""
+
+    MAX = 4096
+
+    def __init__(self) -> None:
+        self._items: dict[tuple, Game] = {}
+
+    @staticmethod
+    def key(schema: str, row: Mapping[str, Any]) -> tuple:
+        return (schema, row["id"], row["g_version"], row["h_version"], row["a_version"])
+
+    def get(self, key: tuple) -> Game | None:
+        return self._items.get(key)
+
+    def put(self, schema: str, row: Mapping[str, Any]) -> Game:
+        if len(self._items) >= self.MAX:
+            self._items.clear()
+        item = self._items[self.key(schema, row)] = game(row, None)
+        return item
+
+    @staticmethod
+    def for_request(item: Game, request_id: str | None) -> Game:
+        return msgspec.structs.replace(item, request_id=request_id)
+
+
+LIST_ITEMS = ListItems()
 
 
 def _with_markets(row: Mapping[str, Any], markets: list[MarketRef]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from api.queries import games as games_sql
 from api.queries import markets as markets_sql
 from api.queries import stats as stats_sql
 from api.resources import examples
-from api.resources.games import GameDetail, game, game_detail, market_ref
+from api.resources.games import LIST_ITEMS, GameDetail, ListItems, game_detail, market_ref
 from api.resources.lists import GameList
 from api.resources.stats import stat_line
 from api.routes._db import read_models
@@ -61,16 +61,25 @@ async def list_games(
     }
     pos = position(cursor, filters, int, str)
     after = (from_micros(pos[0]), pos[1]) if pos else None
+    query = dict(competition=competition, season=season, week=week, status=status, kickoff_from=starts,
+                 kickoff_to=ends, after=after, limit=limit + 1)
     async with read_models(request) as (conn, schema):
-        rows = await games_sql.list_games(
-            conn, schema, competition=competition, season=season, week=week, status=status,
-            kickoff_from=starts, kickoff_to=ends, after=after, limit=limit + 1,
-        )
+        # first the page's row versions; whole rows only for items not built from them yet
+        rows = await games_sql.list_games(conn, schema, versions_only=True, **query)
+        items = [LIST_ITEMS.get(LIST_ITEMS.key(schema, r)) for r in rows[:limit]]
+        missing = [r["id"] for r, item in zip(rows, items) if item is None]
+        if missing:
+            built = {r["id"]: LIST_ITEMS.put(schema, r) for r in await games_sql.games_by_id(conn, schema, missing)}
+            items = [item if item is not None else built.get(r["id"]) for r, item in zip(rows, items)]
+            if None in items:  # a game went between the two reads (a rebuild swapped schemas): read again whole
+                rows = await games_sql.list_games(conn, schema, **query)
+                items = [LIST_ITEMS.put(schema, r) for r in rows[:limit]]
     has_more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = encode_cursor(filters, [to_micros(rows[-1]["kickoff_sort"]), rows[-1]["id"]]) if has_more else None
+    last = rows[limit - 1] if has_more else None
+    next_cursor = encode_cursor(filters, [to_micros(last["kickoff_sort"]), last["id"]]) if last is not None else None
     rid = request_id(request)
-    return GameList(data=[game(r, rid) for r in rows], has_more=has_more, next_cursor=next_cursor)
+    data = [ListItems.for_request(item, rid) for item in items]
+    return GameList(data=data, has_more=has_more, next_cursor=next_cursor)
 
 
 @get(

@@ -1,5 +1,5 @@
-"""List items are built once per distinct row and shared: a changed row is a new item, and each
-request still gets its own request ID and topics."""
+"""List items are kept by the versions of the rows they were built from: the same versions give
+the same shared item, each request gets its own request ID, changed versions are a new item."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import msgspec
 
-from api.resources.games import game
+from api.resources.games import ListItems, game
 
 T = datetime(2024, 9, 8, 17, 0, tzinfo=timezone.utc)
 PROV = '{"source": "nflverse games", "source_ts": "2024-09-08T17:00:00Z", "ingest_ts": "2024-09-09T00:00:00Z"}'
@@ -20,6 +20,7 @@ def row(**changes):
         "venue": None, "home_team_id": "tm_h", "away_team_id": "tm_a", "status": "final", "score_home": 20,
         "score_away": 17, "period": "F", "clock": None, "possession": None, "last_play": None,
         "state_provenance": PROV, "source": "nflverse games", "as_of": T, "provenance": PROV,
+        "g_version": 100, "h_version": 7, "a_version": 8,
     }
     for side in ("home", "away"):
         base.update({f"{side}_name": side.title(), f"{side}_abbreviation": side[:3].upper(), f"{side}_competition": "nfl",
@@ -28,22 +29,37 @@ def row(**changes):
     return base
 
 
-def test_the_same_row_gives_equal_items_with_each_requests_own_id():
-    first, second = game(row(), "req_1"), game(row(), "req_2")
-    assert (first.request_id, second.request_id) == ("req_1", "req_2")
+def test_the_same_versions_give_the_shared_item_with_each_requests_own_id():
+    items = ListItems()
+    built = items.put("live", row())
+    assert items.get(ListItems.key("live", row())) is built and built.request_id is None
+    first, second = ListItems.for_request(built, "req_1"), ListItems.for_request(built, "req_2")
+    assert (first.request_id, second.request_id, built.request_id) == ("req_1", "req_2", None)
     assert msgspec.structs.replace(first, request_id="x") == msgspec.structs.replace(second, request_id="x")
-    assert first.live_topics == ["game:gm_0123456789abcdefghjk"] and first.live_topics is not second.live_topics
+    assert first.live_topics == ["game:gm_0123456789abcdefghjk"]
 
 
-def test_a_changed_row_is_a_new_item():
-    before = game(row(), "req_1")
-    after = game(row(score_home=27, status="live"), "req_1")
-    assert (before.score.home, before.status) == (20, "final")
-    assert (after.score.home, after.status) == (27, "live")
-    assert game(row(), "req_3").score.home == 20
+def test_a_new_version_of_the_game_or_a_team_or_another_schema_is_another_item():
+    items = ListItems()
+    items.put("live", row())
+    for changed, schema in ((row(g_version=101), "live"), (row(h_version=9), "live"), (row(a_version=None), "live"),
+                            (row(), "test")):
+        assert items.get(ListItems.key(schema, changed)) is None
+    newer = items.put("live", row(g_version=101, score_home=27, status="live"))
+    assert (newer.score.home, newer.status) == (27, "live")
+    assert items.get(ListItems.key("live", row())).score.home == 20  # the older version stays as it was
 
 
-def test_rows_with_decoded_json_are_built_without_the_cache():
+def test_the_store_is_bounded():
+    items = ListItems()
+    items.MAX = 3
+    for v in range(5):
+        items.put("live", row(g_version=v))
+    assert sum(items.get(ListItems.key("live", row(g_version=v))) is not None for v in range(5)) <= 3
+    assert items.get(ListItems.key("live", row(g_version=4))) is not None
+
+
+def test_rows_with_decoded_json_build_items_too():
     decoded = row(provenance=msgspec.json.decode(PROV), state_provenance=msgspec.json.decode(PROV))
     item = game(decoded, "req_9")
     assert item.provenance.source == "nflverse games" and item.request_id == "req_9"
