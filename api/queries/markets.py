@@ -60,6 +60,18 @@ async def get_market(conn: asyncpg.Connection, schema: str, market_id: str) -> a
     )
 
 
+async def market_versions(conn: asyncpg.Connection, schema: str, market_id: str) -> asyncpg.Record | None:
+    """The versions (`xmin`, see api.resources.versioned) of every row a market's detail is built
+    from: the market, its game, and its lines in line order; None if there is no such market."""
+    return await conn.fetchrow(
+        f"SELECT m.xmin::text AS m_version, g.xmin::text AS g_version, "
+        f"(SELECT array_agg(l.line_key || ':' || l.xmin::text ORDER BY l.line_key) FROM {schema}.market_lines l "
+        f"WHERE l.market_id = m.id) AS l_versions "
+        f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",
+        market_id,
+    )
+
+
 async def market_lines(conn: asyncpg.Connection, schema: str, market_id: str) -> list[asyncpg.Record]:
     """Consensus lines of a market: the main line first, then alternates by point."""
     return await conn.fetch(

@@ -13,6 +13,7 @@ from api.conventions import RG_LINE
 from api.resources.common import Meta, Provenance, TeamRef, attribution_for, provenance, team_ref, utc
 from api.resources.freshness import game_stale_after_ms
 from api.resources.stats import StatLine
+from api.resources.versioned import Versioned
 from schemas.wire import game_topic, market_topic
 
 GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
@@ -119,37 +120,12 @@ def game(row: Mapping[str, Any], request_id: str | None) -> Game:
     return Game(**_game_fields(row, request_id), live_topics=[game_topic(row["id"])], rg_line=None)
 
 
-class ListItems:
-    """List items kept by the versions of the rows they were built from (a game's and its two
-    teams' `xmin`, see api.queries.games): list pages are read far more often than games
-    change, so a page whose items are all known is served from its versions alone, and a
-    changed row is simply another key. Bounded: cleared when full. Items are shared between
-    requests and never changed; each request gets a copy with its own request ID."""
-
-    MAX = 4096
-
-    def __init__(self) -> None:
-        self._items: dict[tuple, Game] = {}
-
-    @staticmethod
-    def key(schema: str, row: Mapping[str, Any]) -> tuple:
-        return (schema, row["id"], row["g_version"], row["h_version"], row["a_version"])
-
-    def get(self, key: tuple) -> Game | None:
-        return self._items.get(key)
-
-    def put(self, schema: str, row: Mapping[str, Any]) -> Game:
-        if len(self._items) >= self.MAX:
-            self._items.clear()
-        item = self._items[self.key(schema, row)] = game(row, None)
-        return item
-
-    @staticmethod
-    def for_request(item: Game, request_id: str | None) -> Game:
-        return msgspec.structs.replace(item, request_id=request_id)
+# list items by the versions of a game's row and its two teams' rows (api.queries.games)
+LIST_ITEMS: Versioned[Game] = Versioned()
 
 
-LIST_ITEMS = ListItems()
+def list_item_key(schema: str, row: Mapping[str, Any]) -> tuple:
+    return (schema, row["id"], row["g_version"], row["h_version"], row["a_version"])
 
 
 def _with_markets(row: Mapping[str, Any], markets: list[MarketRef]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from api.queries import games as games_sql
 from api.queries import markets as markets_sql
 from api.queries import stats as stats_sql
 from api.resources import examples
-from api.resources.games import LIST_ITEMS, GameDetail, ListItems, game_detail, market_ref
+from api.resources.games import LIST_ITEMS, GameDetail, game, game_detail, list_item_key, market_ref
 from api.resources.lists import GameList
 from api.resources.stats import stat_line
 from api.routes._db import read_models
@@ -66,19 +66,20 @@ async def list_games(
     async with read_models(request) as (conn, schema):
         # first the page's row versions; whole rows only for items not built from them yet
         rows = await games_sql.list_games(conn, schema, versions_only=True, **query)
-        items = [LIST_ITEMS.get(LIST_ITEMS.key(schema, r)) for r in rows[:limit]]
+        items = [LIST_ITEMS.get(list_item_key(schema, r)) for r in rows[:limit]]
         missing = [r["id"] for r, item in zip(rows, items) if item is None]
         if missing:
-            built = {r["id"]: LIST_ITEMS.put(schema, r) for r in await games_sql.games_by_id(conn, schema, missing)}
+            built = {r["id"]: LIST_ITEMS.put(list_item_key(schema, r), game(r, None))
+                     for r in await games_sql.games_by_id(conn, schema, missing)}
             items = [item if item is not None else built.get(r["id"]) for r, item in zip(rows, items)]
             if None in items:  # a game went between the two reads (a rebuild swapped schemas): read again whole
                 rows = await games_sql.list_games(conn, schema, **query)
-                items = [LIST_ITEMS.put(schema, r) for r in rows[:limit]]
+                items = [LIST_ITEMS.put(list_item_key(schema, r), game(r, None)) for r in rows[:limit]]
     has_more = len(rows) > limit
     last = rows[limit - 1] if has_more else None
     next_cursor = encode_cursor(filters, [to_micros(last["kickoff_sort"]), last["id"]]) if last is not None else None
     rid = request_id(request)
-    data = [ListItems.for_request(item, rid) for item in items]
+    data = [LIST_ITEMS.for_request(item, rid) for item in items]
     return GameList(data=data, has_more=has_more, next_cursor=next_cursor)
 
 

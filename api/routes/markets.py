@@ -18,11 +18,16 @@ from api.queries import markets as markets_sql
 from api.resources import examples
 from api.resources.lists import MarketList
 from api.resources.markets import DevigMethod, MarketDetail, market, market_detail
+from api.resources.versioned import Versioned
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import MARKET_TYPE, Cursor, id_pattern, page_limit, position
 from projections.odds import cards
 from projections.odds.devig import DEFAULT_METHOD
+
+# market details by devig method and the versions of the market's, its game's and its lines' rows
+DETAILS: Versioned[MarketDetail] = Versioned()
+
 
 def devig_card(method: str) -> str:
     """The formula card reference `devig.<method>@<version>` (spec 2.11) from the odds maths' registry."""
@@ -97,12 +102,24 @@ async def get_market(
         DevigMethod, QueryParameter(description=f"Margin-removal method for the no-vig probabilities; default `{DEFAULT_METHOD}`.")
     ] = DEFAULT_METHOD,  # type: ignore[assignment]
 ) -> MarketDetail:
+    item = None
     async with read_models(request) as (conn, schema):
-        row = await markets_sql.get_market(conn, schema, market_id)
-        if row is None:
-            raise ProblemError("not_found", f"No market with ID {market_id}.", param="market_id")
-        lines = await markets_sql.market_lines(conn, schema, market_id)
-    return market_detail(row, lines, devig, devig_card(devig), request_id(request))
+        # first the versions of the rows the detail is built from; whole rows only when new
+        versions = await markets_sql.market_versions(conn, schema, market_id)
+        if versions is not None:
+            key = (schema, market_id, devig, versions["m_version"], versions["g_version"],
+                   tuple(versions["l_versions"] or ()))
+            item = DETAILS.get(key)
+            if item is None:
+                # rows changed after the versions were read are kept under the older key, where
+                # only a read that began before that change (and may show it) finds them
+                row = await markets_sql.get_market(conn, schema, market_id)
+                if row is not None:
+                    lines = await markets_sql.market_lines(conn, schema, market_id)
+                    item = DETAILS.put(key, market_detail(row, lines, devig, devig_card(devig), None))
+    if item is None:
+        raise ProblemError("not_found", f"No market with ID {market_id}.", param="market_id")
+    return DETAILS.for_request(item, request_id(request))
 
 
 ROUTES = [list_markets, get_market]

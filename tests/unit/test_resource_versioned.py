@@ -1,5 +1,6 @@
-"""List items are kept by the versions of the rows they were built from: the same versions give
-the same shared item, each request gets its own request ID, changed versions are a new item."""
+"""Resources are kept by the versions of the rows they were built from (a game list item: its
+game's and its teams' rows): the same versions give the same shared item, each request gets its
+own request ID, changed versions are a new item."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from datetime import datetime, timezone
 
 import msgspec
 
-from api.resources.games import ListItems, game
+from api.resources.games import game, list_item_key
+from api.resources.versioned import Versioned
 
 T = datetime(2024, 9, 8, 17, 0, tzinfo=timezone.utc)
 PROV = '{"source": "nflverse games", "source_ts": "2024-09-08T17:00:00Z", "ingest_ts": "2024-09-09T00:00:00Z"}'
@@ -30,33 +32,33 @@ def row(**changes):
 
 
 def test_the_same_versions_give_the_shared_item_with_each_requests_own_id():
-    items = ListItems()
-    built = items.put("live", row())
-    assert items.get(ListItems.key("live", row())) is built and built.request_id is None
-    first, second = ListItems.for_request(built, "req_1"), ListItems.for_request(built, "req_2")
+    items = Versioned()
+    built = items.put(list_item_key("live", row()), game(row(), None))
+    assert items.get(list_item_key("live", row())) is built and built.request_id is None
+    first, second = items.for_request(built, "req_1"), items.for_request(built, "req_2")
     assert (first.request_id, second.request_id, built.request_id) == ("req_1", "req_2", None)
     assert msgspec.structs.replace(first, request_id="x") == msgspec.structs.replace(second, request_id="x")
     assert first.live_topics == ["game:gm_0123456789abcdefghjk"]
 
 
 def test_a_new_version_of_the_game_or_a_team_or_another_schema_is_another_item():
-    items = ListItems()
-    items.put("live", row())
+    items = Versioned()
+    items.put(list_item_key("live", row()), game(row(), None))
     for changed, schema in ((row(g_version=101), "live"), (row(h_version=9), "live"), (row(a_version=None), "live"),
                             (row(), "test")):
-        assert items.get(ListItems.key(schema, changed)) is None
-    newer = items.put("live", row(g_version=101, score_home=27, status="live"))
+        assert items.get(list_item_key(schema, changed)) is None
+    newer_row = row(g_version=101, score_home=27, status="live")
+    newer = items.put(list_item_key("live", newer_row), game(newer_row, None))
     assert (newer.score.home, newer.status) == (27, "live")
-    assert items.get(ListItems.key("live", row())).score.home == 20  # the older version stays as it was
+    assert items.get(list_item_key("live", row())).score.home == 20  # the older version stays as it was
 
 
 def test_the_store_is_bounded():
-    items = ListItems()
-    items.MAX = 3
+    items = Versioned(max_items=3)
     for v in range(5):
-        items.put("live", row(g_version=v))
-    assert sum(items.get(ListItems.key("live", row(g_version=v))) is not None for v in range(5)) <= 3
-    assert items.get(ListItems.key("live", row(g_version=4))) is not None
+        items.put(list_item_key("live", row(g_version=v)), game(row(g_version=v), None))
+    assert sum(items.get(list_item_key("live", row(g_version=v))) is not None for v in range(5)) <= 3
+    assert items.get(list_item_key("live", row(g_version=4))) is not None
 
 
 def test_rows_with_decoded_json_build_items_too():
