@@ -83,11 +83,6 @@ async def list_games(
     return await conn.fetch(_page_sql(schema, where, after, limit, columns), *where.args)
 
 
-async def games_by_id(conn: asyncpg.Connection, schema: str, ids: list[str]) -> list[asyncpg.Record]:
-    """Games with their teams and row versions, in no particular order."""
-    page = f"SELECT *, xmin AS g_version FROM {schema}.games WHERE id = ANY($1::text[])"
-    return await conn.fetch(f"SELECT {GAME_COLUMNS}, {VERSION_COLUMNS} FROM {_teams_of(schema, page)}", ids)
-
 
 def _day_filters(
     where: Where, *, day: date, starts_at: datetime, ends_at: datetime, sport: str | None,

@@ -13,7 +13,7 @@ from api.queries import games as games_sql
 from api.queries import markets as markets_sql
 from api.queries import stats as stats_sql
 from api.resources import examples
-from api.resources.games import LIST_ITEMS, GameDetail, game, game_detail, list_item_key, market_ref
+from api.resources.games import LIST_ITEMS, Game, GameDetail, game, game_detail, list_item_key, market_ref
 from api.resources.lists import GameList
 from api.resources.stats import stat_line
 from api.routes._db import read_models
@@ -64,23 +64,25 @@ async def list_games(
     query = dict(competition=competition, season=season, week=week, status=status, kickoff_from=starts,
                  kickoff_to=ends, after=after, limit=limit + 1)
     async with read_models(request) as (conn, schema):
-        # first the page's row versions; whole rows only for items not built from them yet
+        # first the page's row versions: a page whose items were all built from exactly these
+        # versions is served from them; otherwise the whole page is read again (one snapshot)
         rows = await games_sql.list_games(conn, schema, versions_only=True, **query)
         items = [LIST_ITEMS.get(list_item_key(schema, r)) for r in rows[:limit]]
-        missing = [r["id"] for r, item in zip(rows, items) if item is None]
-        if missing:
-            built = {r["id"]: LIST_ITEMS.put(list_item_key(schema, r), game(r, None))
-                     for r in await games_sql.games_by_id(conn, schema, missing)}
-            items = [item if item is not None else built.get(r["id"]) for r, item in zip(rows, items)]
-            if None in items:  # a game went between the two reads (a rebuild swapped schemas): read again whole
-                rows = await games_sql.list_games(conn, schema, **query)
-                items = [LIST_ITEMS.put(list_item_key(schema, r), game(r, None)) for r in rows[:limit]]
+        if any(item is None for item in items):
+            rows = await games_sql.list_games(conn, schema, **query)
+            items = [_list_item(schema, r) for r in rows[:limit]]
     has_more = len(rows) > limit
     last = rows[limit - 1] if has_more else None
     next_cursor = encode_cursor(filters, [to_micros(last["kickoff_sort"]), last["id"]]) if last is not None else None
     rid = request_id(request)
     data = [LIST_ITEMS.for_request(item, rid) for item in items]
     return GameList(data=data, has_more=has_more, next_cursor=next_cursor)
+
+
+def _list_item(schema: str, row) -> Game:
+    key = list_item_key(schema, row)
+    item = LIST_ITEMS.get(key)
+    return item if item is not None else LIST_ITEMS.put(key, game(row, None))
 
 
 @get(
