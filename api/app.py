@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from contextlib import asynccontextmanager
 
 import structlog
@@ -11,22 +12,27 @@ from litestar.config.response_cache import ResponseCacheConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
-from litestar.plugins.prometheus import PrometheusConfig, PrometheusController
+from litestar.plugins.prometheus import PrometheusController
 
 from api.access.address import trusted_networks
 from api.access.docs import AccessDocs
 from api.access.middleware import AccessMiddleware
 from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor
+from api.kept import KeptStore
+from api.listen import Listener
 from api.orderly_stop import take_stop_signals
+from api.read_cache import ReadCacheMiddleware
 from api.routes import discover
 from api.state import AppState
 from api.wire_serving import STOP_GRACE_SECONDS, live_connections
 from infra.db import create_pool, keep_session
 from infra.migrate import migrate
 from infra.settings import Settings, load_settings
+from schemas.datasets import DATASETS, pg_schema
 
 log = structlog.get_logger("api")
+LISTEN_WAIT_SECONDS = 1.0  # at start-up; a database that is down must not hold the start longer
 
 
 class MetricsController(PrometheusController):
@@ -70,18 +76,28 @@ def _lifespan(app_state: AppState):
                     await migrate(conn)
             except Exception as exc:  # health reports it; routes answer service_unavailable
                 log.warning("migrations not applied at start", error=str(exc))
+            # revocations and read-model changes; until it connects, callers ask the database
+            app_state.listener = Listener(settings.database_url, [pg_schema(d) for d in DATASETS])
+            app_state.kept = KeptStore()  # kept by this listener's versions only
+            app_state.listener.start()
+            await app_state.listener.wait_connected(LISTEN_WAIT_SECONDS)
         if settings.redis_url:
             import redis.asyncio as redis
 
             app_state.redis = redis.from_url(settings.redis_url)
         # close Wire sockets and streams in order before the server stops serving
         take_stop_signals(asyncio.get_running_loop(), live_connections(app_state).close_all, STOP_GRACE_SECONDS)
+        if app_state.freeze_gc:  # what start-up made lives as long as the process: the collector skips it
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:
-            for extra in list(app_state.extras.values()):  # e.g. the Wire fan-out's consumer
+            for extra in list(app_state.extras.values()):  # e.g. the Wire fan-out's consumer, credit leases
                 if hasattr(extra, "aclose"):
                     await extra.aclose()
+            if app_state.listener is not None:
+                await app_state.listener.aclose()
             if app_state.pool is not None:
                 await app_state.pool.close()
             if app_state.redis is not None:
@@ -90,13 +106,13 @@ def _lifespan(app_state: AppState):
     return lifespan
 
 
-def create_litestar(settings: Settings) -> Litestar:
+def create_litestar(settings: Settings, freeze_gc: bool = False) -> Litestar:
     """The Litestar app without the front door (for OpenAPI generation and unit tests)."""
-    app_state = AppState(settings=settings)
-    prometheus = PrometheusConfig(app_name="svc_api", prefix="svc_api", group_path=True, exclude=["/metrics"])
+    app_state = AppState(settings=settings, freeze_gc=freeze_gc)
     app = Litestar(
         route_handlers=[*discover(), MetricsController],
-        middleware=[prometheus.middleware, AccessMiddleware()],
+        # request metrics are recorded by the front door (api/metrics.py)
+        middleware=[AccessMiddleware(), ReadCacheMiddleware()],
         plugins=[AccessDocs()],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
@@ -110,8 +126,9 @@ def create_litestar(settings: Settings) -> Litestar:
     return app
 
 
-def create_app(settings: Settings | None = None) -> FrontDoor:
-    """The served ASGI app: the front door around Litestar."""
+def create_app(settings: Settings | None = None, freeze_gc: bool = False) -> FrontDoor:
+    """The served ASGI app: the front door around Litestar. `freeze_gc`: for a server process,
+    whose start-up objects live as long as it does (not for tests, which start many apps)."""
     settings = settings or load_settings()
     trusted_networks(settings.trusted_proxies)  # a bad SVC_TRUSTED_PROXIES stops the start, not every request
-    return FrontDoor(create_litestar(settings), docs_url=settings.docs_url)
+    return FrontDoor(create_litestar(settings, freeze_gc), docs_url=settings.docs_url)

@@ -2,11 +2,16 @@
 
 Every HTTP response gets `Request-Id`, `Api-Version` and `Client-Request-Id`; a credential in
 the URL or an unsupported `Api-Version` is refused before any route (or 404) is reached; one
-access-log line per request, which never contains the query string or a credential.
+access-log line per request (when the log level takes it), which never contains the query
+string or a credential; the request's Prometheus metrics (api/metrics.py).
+
+It runs on every request, so it reads only the two request headers it needs and keeps the
+credential scan of a query string it has seen before.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Any
@@ -15,8 +20,9 @@ from urllib.parse import parse_qsl
 import msgspec
 import structlog
 
+from api import metrics
 from api.problems import PROBLEM_MEDIA_TYPE, build_problem
-from schemas.ids import random_id
+from schemas.ids import RandomIds
 
 API_VERSION = "2026-10-05"
 SUPPORTED_VERSIONS = (API_VERSION,)
@@ -32,17 +38,29 @@ _SECRET_VALUE = re.compile(r"(svc_(live|test)_|bearer\s)", re.IGNORECASE)
 _CLIENT_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,255}$")
 # the one credential a URL may carry: a wire ticket on the stream endpoint (spec 5.2)
 _TICKET_PATH = re.compile(r"^/v1/stream/")
+_ADDED = frozenset({b"request-id", b"api-version", b"client-request-id"})
+_API_VERSION = API_VERSION.encode()
+_QUERY_CACHE_SIZE = 4096
+_UNSEEN = object()
 
 log = structlog.get_logger("api.access")
 
 
-def credential_in_url(path: str, query: bytes) -> str | None:
-    """The name of the URL part that carries a credential, or None."""
+def _query_credential(query: bytes, ticket_allowed: bool) -> str | None:
     for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
         norm = name.lower().replace("-", "_")
-        if norm == "ticket" and _TICKET_PATH.match(path):
+        if norm == "ticket" and ticket_allowed:
             continue
         if norm in CREDENTIAL_PARAMS or _SECRET_VALUE.search(value):
+            return name
+    return None
+
+
+def credential_in_url(path: str, query: bytes) -> str | None:
+    """The name of the URL part that carries a credential, or None."""
+    if query:
+        name = _query_credential(query, bool(_TICKET_PATH.match(path)))
+        if name is not None:
             return name
     if _SECRET_VALUE.search(path):
         return "path"
@@ -53,36 +71,64 @@ class FrontDoor:
     def __init__(self, app: Any, docs_url: str) -> None:
         self.app = app
         self.docs_url = docs_url
+        self._request_id = RandomIds("request")
+        self._queries: dict[tuple[bytes, bool], str | None] = {}  # query string -> credential parameter
+        self._log: Any = None  # the configured logger, bound at the first request
+
+    def _credential_in_url(self, path: str, query: bytes) -> str | None:
+        if query:
+            key = (query, bool(_TICKET_PATH.match(path)))
+            name = self._queries.get(key, _UNSEEN)
+            if name is _UNSEEN:
+                if len(self._queries) >= _QUERY_CACHE_SIZE:
+                    self._queries.clear()
+                name = self._queries[key] = _query_credential(*key)
+            if name is not None:
+                return name  # type: ignore[return-value]
+        return "path" if _SECRET_VALUE.search(path) else None
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "websocket" and credential_in_url(scope.get("path", ""), scope.get("query_string", b"")):
+        kind = scope["type"]
+        if kind == "websocket" and credential_in_url(scope.get("path", ""), scope.get("query_string", b"")):
             await receive()  # websocket.connect; closing before accepting refuses the handshake (HTTP 403)
             await send({"type": "websocket.close", "code": 4003, "reason": "credential_in_url"})
             return
-        if scope["type"] != "http":
+        if kind != "http":
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        request_id = random_id("request")
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        client_request_id = headers.get("client-request-id", "")
-        scope.setdefault("state", {})
-        scope["state"]["request_id"] = request_id
+        request_id = self._request_id()
+        version = client_request_id = None
+        for name, value in scope["headers"]:
+            name = name.lower()
+            if name == b"client-request-id":
+                client_request_id = value.decode("latin-1")
+            elif name == b"api-version":
+                version = value.decode("latin-1")
+        state = scope.get("state")
+        if state is None:
+            state = scope["state"] = {}
+        state["request_id"] = request_id
         extra = [
             (b"request-id", request_id.encode()),
-            (b"api-version", API_VERSION.encode()),
-            (b"client-request-id", client_request_id.encode("latin-1")),
+            (b"api-version", _API_VERSION),
+            (b"client-request-id", client_request_id.encode("latin-1") if client_request_id else b""),
         ]
-        status_seen = {"status": 0}
+        status = 0
 
         async def send_with_headers(message) -> None:
+            nonlocal status
             if message["type"] == "http.response.start":
-                status_seen["status"] = message["status"]
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in {h for h, _ in extra}]
-                message = {**message, "headers": kept + extra}
+                status = message["status"]
+                headers = message.get("headers") or []
+                if any(k in _ADDED for k, _ in headers):  # the app writes names in lower case
+                    headers = [(k, v) for k, v in headers if k not in _ADDED]
+                message = {**message, "headers": [*headers, *extra]}
             await send(message)
 
-        refusal = self._refusal(scope, headers, client_request_id)
+        path = scope["path"]
+        refusal = self._refusal(path, scope.get("query_string", b""), version, client_request_id)
+        metrics.started()
         try:
             if refusal is not None:
                 code, detail, param = refusal
@@ -90,18 +136,27 @@ class FrontDoor:
             else:
                 await self.app(scope, receive, send_with_headers)
         finally:
-            log.info(
-                "request",
-                method=scope.get("method"),
-                # never the query string, nor a path that carries a credential
-                path="[redacted]" if refusal is not None and refusal[2] == "path" else scope.get("path"),
-                status=status_seen["status"],
-                ms=round((time.perf_counter() - started) * 1000, 2),
-                request_id=request_id,
-            )
+            seconds = time.perf_counter() - started
+            metrics.finished()
+            if path != "/metrics":
+                metrics.observe(scope["method"], scope.get("path_template"), status, seconds)
+            if self._log is None:
+                self._log = log.bind()
+            if self._log.is_enabled_for(logging.INFO):
+                self._log.info(
+                    "request",
+                    method=scope["method"],
+                    # never the query string, nor a path that carries a credential
+                    path="[redacted]" if refusal is not None and refusal[2] == "path" else path,
+                    status=status,
+                    ms=round(seconds * 1000, 2),
+                    request_id=request_id,
+                )
 
-    def _refusal(self, scope, headers: dict[str, str], client_request_id: str) -> tuple[str, str, str] | None:
-        param = credential_in_url(scope.get("path", ""), scope.get("query_string", b""))
+    def _refusal(
+        self, path: str, query: bytes, version: str | None, client_request_id: str | None,
+    ) -> tuple[str, str, str] | None:
+        param = self._credential_in_url(path, query)
         if param is not None:
             return (
                 "credential_in_url",
@@ -109,14 +164,13 @@ class FrontDoor:
                 "header; treat this key as exposed and rotate it.",
                 param,
             )
-        version = headers.get("api-version")
         if version is not None and version not in SUPPORTED_VERSIONS:
             return (
                 "unsupported_api_version",
                 f"Api-Version '{version[:40]}' is not supported. Supported versions: {', '.join(SUPPORTED_VERSIONS)}.",
                 "Api-Version",
             )
-        if "client-request-id" in headers and not _CLIENT_REQUEST_ID.match(client_request_id):
+        if client_request_id is not None and not _CLIENT_REQUEST_ID.match(client_request_id):
             return ("invalid_request", "Client-Request-Id must be 1 to 255 visible ASCII characters.", "Client-Request-Id")
         return None
 

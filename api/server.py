@@ -8,4 +8,4 @@ from infra.settings import load_settings
 
 _settings = load_settings()
 configure_logging(_settings, "api")
-app = create_app(_settings)
+app = create_app(_settings, freeze_gc=True)

@@ -65,6 +65,29 @@ def random_id(kind: str) -> str:
     return PREFIXES[kind] + _encode(secrets.token_bytes(13))
 
 
+# a random byte's low 5 bits as a letter (256 is a multiple of 32, so letters stay uniform)
+_LETTER_OF_BYTE = bytes(ord(ALPHABET[b & 31]) for b in range(256))
+
+
+class RandomIds:
+    """`random_id(kind)` for hot paths (a request ID per request): 100 bits from the OS's CSPRNG
+    as well, 5 from each of 20 bytes, turned into letters `batch` IDs at a time in one C call
+    (bytes.translate) instead of one system call and ten table lookups per ID."""
+
+    def __init__(self, kind: str, batch: int = 512) -> None:
+        self._prefix = PREFIXES[kind]
+        self._batch = batch
+        self._pool = ""
+        self._at = 0
+
+    def __call__(self) -> str:
+        at = self._at
+        if at >= len(self._pool):
+            self._pool, at = secrets.token_bytes(ID_LENGTH * self._batch).translate(_LETTER_OF_BYTE).decode(), 0
+        self._at = at + ID_LENGTH
+        return self._prefix + self._pool[at:at + ID_LENGTH]
+
+
 def is_id(kind: str, value: str) -> bool:
     return bool(ID_PATTERNS[kind].match(value))
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+import msgspec
+
 from api.access.periods import Period
 from api.access.plans import Mode
 from api.access.window import RateState
@@ -28,11 +30,10 @@ class Caller:
     scopes: frozenset[str]
     subject: str  # whose windows and allowance: `acct_...`, or `addr:` + a keyed hash of the address
     billing_anchor_day: int | None = None  # accounts only
-    cached: bool = False  # a key read from the in-process cache: its revocation is checked later
+    cached: bool = False  # a key read from the in-process cache (not from the database for this call)
 
 
-@dataclass(frozen=True)
-class CreditState:
+class CreditState(msgspec.Struct, frozen=True):  # made on every metered call: cheap to make
     """Spec 2.3 `credits`, after this call."""
 
     used: int
@@ -47,14 +48,16 @@ class CreditState:
         return self.period.reset
 
 
-def credit_state(allowance: int, used: int, last: int, period: Period, now: datetime) -> CreditState:
+def credit_state(allowance: int, used: int, last: int, period: Period, now: datetime | float) -> CreditState:
+    """`now`: a datetime, or Unix seconds."""
+    wall = now if isinstance(now, float) else now.timestamp()
     return CreditState(
         used=used,
         remaining=max(0, allowance - used),
         last=last,
         allowance=allowance,
         period=period,
-        reset_after=max(0, math.ceil((period.end - now).total_seconds())),
+        reset_after=max(0, math.ceil(period.end_ts - wall)),
     )
 
 

@@ -1,14 +1,15 @@
 """Credit usage in Postgres: durable at commit, so a restart loses no metering.
 
-A charged call costs one statement on the hot path: an upsert that adds the price only while
-the sum stays within the allowance, returning the new total. Row locks serialise concurrent
+A charge is one statement: an upsert that adds the price (or a lease's block) only while the
+sum stays within the allowance, returning the new total. Row locks serialise concurrent
 calls of one subject, so the allowance is never overrun; the rate limit (at most 50 calls/s per
 account on the largest plan) keeps that contention low. The price is reserved before the handler
 runs and given back if the response is not 2xx, because only 2xx responses are charged.
 
-A keyed caller identified from the in-process key cache passes its `key_id`: the same statement
-then charges only while the key is unrevoked, so a revocation is seen by the very next call with
-no extra round trip (`KeyRevoked`).
+API processes charge calls against leases (`api.access.leases`, blocks taken with `take`),
+so most calls run no statement here at all. A caller whose revocation this process cannot hear
+about (its notification listener is down) passes its `key_id`: the statement then charges only
+while the key is unrevoked (`KeyRevoked`).
 
 Key-less callers' rows (subject `addr:…`, one per address and day) bill nobody and would grow
 with every address ever seen: each process deletes those untouched for `ADDRESS_DAYS` at most
@@ -102,6 +103,24 @@ class CreditMeter:
             if used is not None:
                 return True, used
             return False, await self._used(conn, subject, mode, period, key_id)
+
+    async def take(
+        self, subject: str, mode: str, period: str, need: int, want: int, allowance: int, key_id: str | None = None,
+    ) -> tuple[int, int]:
+        """A block for a lease (`api.access.leases`): `want` credits, or as many as are left when
+        fewer, but at least `need`: (credits granted, used after the grant); 0 granted when
+        not even `need` fits. Each attempt is the capped statement of `charge`, so concurrent
+        grants of every process together never pass the allowance."""
+        want = max(want, need)
+        for _ in range(3):  # another process may take what was left between two attempts
+            charged, used = await self.charge(subject, mode, period, want, allowance, key_id)
+            if charged:
+                return want, used
+            room = allowance - used
+            if room < need:
+                return 0, used
+            want = max(need, min(want, room))
+        return 0, used
 
     async def refund(self, subject: str, mode: str, period: str, price: int) -> int:
         async with self._pool.acquire() as conn:

@@ -75,3 +75,44 @@ def access_headers(plan: str, rate: RateState | None, credits: CreditState | Non
 def retry_after(seconds: int) -> tuple[str, str]:
     """`Retry-After` in delta-seconds; at least 1 so a client never retries in a busy loop."""
     return ("Retry-After", str(max(1, seconds)))
+
+
+def encoded(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    """ASGI header pairs: names lower-cased, both as bytes (latin-1, as HTTP/1.1 carries them)."""
+    return [(_LOWER.get(name) or name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+
+
+_LOWER = {name: name.lower().encode() for name in (
+    "RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+    "X-RateLimit-Resource", "X-Credits-Used", "X-Credits-Remaining", "X-Credits-Last",
+)}
+
+
+_FIXED: dict[tuple, tuple[bytes, str, str]] = {}  # RateLimit-Policy and the two policy names, by what fixes them
+
+
+def access_fields(plan: str, rate: RateState, credits: CreditState | None) -> list[tuple[bytes, bytes]]:
+    """`encoded(access_headers(plan, rate, credits))` with less work: every metered response
+    carries these, and all but the counts are fixed per plan and period."""
+    if credits is None:
+        return encoded(access_headers(plan, rate, credits))
+    fixed_key = (plan, rate.policy, credits.allowance, credits.period.seconds)
+    fixed = _FIXED.get(fixed_key)
+    if fixed is None:
+        if len(_FIXED) > 1024:
+            _FIXED.clear()
+        policy = ratelimit_fields(plan, rate, credits)[0][1].encode("latin-1")
+        fixed = _FIXED[fixed_key] = (policy, _sf_string(rate.policy.name), _sf_string(credits_policy_name(plan)))
+    policy, rate_name, credits_name = fixed
+    return [
+        (b"ratelimit-policy", policy),
+        (b"ratelimit", f"{rate_name};r={rate.remaining};t={rate.reset_after}, "
+                       f"{credits_name};r={credits.remaining};t={credits.reset_after}".encode("latin-1")),
+        (b"x-ratelimit-limit", str(rate.policy.limit).encode()),
+        (b"x-ratelimit-remaining", str(rate.remaining).encode()),
+        (b"x-ratelimit-reset", str(rate.reset_at).encode()),
+        (b"x-ratelimit-resource", rate.resource.encode("latin-1")),
+        (b"x-credits-used", str(credits.used).encode()),
+        (b"x-credits-remaining", str(credits.remaining).encode()),
+        (b"x-credits-last", str(credits.last).encode()),
+    ]

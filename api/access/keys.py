@@ -7,7 +7,6 @@ gives neither a usable key nor a way to test guesses without the server secret.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import re
 import secrets
@@ -45,7 +44,7 @@ def parse_key(key: str) -> ParsedKey | None:
 
 
 def key_digest(secret: bytes, key: str) -> bytes:
-    return hmac.new(secret, key.encode(), hashlib.sha256).digest()
+    return hmac.digest(secret, key.encode(), "sha256")  # the one-shot C path: every keyed call runs it
 
 
 def digest_matches(secret: bytes, key: str, stored: bytes | None) -> bool:

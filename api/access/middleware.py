@@ -16,7 +16,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.access.address import forwarding_chain, header_value
 from api.access.context import Access
-from api.access.headers import access_headers
+from api.access.headers import access_fields
 from api.access.plans import UNMETERED_OPERATIONS
 from api.access.service import AccessService
 from api.problems import ProblemError
@@ -29,12 +29,15 @@ def service_for(scope: Scope) -> AccessService:
     app_state = scope["litestar_app"].state.app_state
     service = app_state.extras.get("access")
     if service is None:
-        service = app_state.extras["access"] = AccessService(app_state.settings, app_state.pool, app_state.redis)
+        service = app_state.extras["access"] = AccessService(
+            app_state.settings, app_state.pool, app_state.redis, listener=app_state.listener,
+        )
     return service
 
 
 class AccessMiddleware(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
+    _service: AccessService | None = None
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         state = scope.setdefault("state", {})
@@ -45,7 +48,8 @@ class AccessMiddleware(ASGIMiddleware):
             await next_app(scope, receive, send)
             return
 
-        service = service_for(scope)
+        service = self._service or service_for(scope)
+        self._service = service  # one app per middleware instance, one service per app
         client = scope.get("client")
         authorization = header_value(scope, b"authorization")
         # only a key-less caller is known by its address: keyed calls skip the forwarding headers
@@ -70,11 +74,8 @@ class AccessMiddleware(ASGIMiddleware):
                 started = True
                 if access.credits is not None and access.credits.last and not 200 <= message["status"] < 300:
                     await self._refund(service, access)
-                extra = access_headers(caller.plan, access.rate, access.credits)
-                message = {
-                    **message,
-                    "headers": [*message.get("headers", []), *((k.lower().encode(), v.encode()) for k, v in extra)],
-                }
+                extra = access_fields(caller.plan, access.rate, access.credits)  # type: ignore[arg-type]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 
         try:

@@ -8,7 +8,7 @@ month's last day, so every period is one calendar month long give or take those 
 from __future__ import annotations
 
 import calendar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 
 
@@ -17,14 +17,21 @@ class Period:
     label: str  # `dYYYYMMDD` or `mYYYYMMDD`: the first day of the period
     start: datetime
     end: datetime  # exclusive: the next period's start
+    start_ts: float = field(init=False, repr=False, compare=False)
+    end_ts: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # read on every metered response: computed once
+        object.__setattr__(self, "start_ts", self.start.timestamp())
+        object.__setattr__(self, "end_ts", self.end.timestamp())
 
     @property
     def reset(self) -> int:
-        return int(self.end.timestamp())
+        return int(self.end_ts)
 
     @property
     def seconds(self) -> int:
-        return int((self.end - self.start).total_seconds())
+        return int(self.end_ts - self.start_ts)
 
 
 def _midnight(day: date) -> datetime:

@@ -4,25 +4,35 @@ Order (each step refuses with a problem, none costs credits): identify the calle
 required (401), scope (403), rate window (429 `rate_limited`), credits (429 `quota_exhausted`).
 
 Verified keys are cached in-process by their keyed hash (a key's plan, scopes and mode never
-change; only revocation does). A cached caller is never trusted past the database: the credit
-statement every metered call runs also checks the key is unrevoked, and a refusal (403, 429)
-re-reads the key first, so a revoked key gets 401 on its very next call, as before the cache.
+change; only revocation does). Revocations are announced by Postgres (`api/listen.py`): while
+this process listens, a revoked key leaves the cache the moment the notification arrives, so a
+cached key is trusted without a query. While it does not (not yet connected, connection lost),
+every call of a cached key checks the key in the database, and a refusal (403, 429) re-reads the
+key first, as before notifications: a revocation is never missed.
+
+Credits are charged against per-process leases (`api/access/leases.py`): a block of the
+allowance reserved in Postgres with one capped statement, spent here call by call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import time
 from collections import OrderedDict
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import asyncpg
+import structlog
 
 from api.access.address import address_subject, client_address, forwarding_chain, trusted_networks
 from api.access.context import Caller, CreditState, credit_state
 from api.access.credits import CreditMeter, KeyRevoked
+from api.access.leases import Lease, block_cap
 from api.access.headers import access_headers, retry_after
-from api.access.keys import bearer_token, key_digest
+from api.access.keys import bearer_token
 from api.access.limiter import Windows
 from api.access.periods import Period, billing_period, day_period
 from api.access.plans import KEY_ONLY_SCOPES, PLANS
@@ -31,9 +41,15 @@ from api.access.window import RatePolicy, RateState, rate_state
 from api.problems import ProblemError
 from infra.settings import Settings
 
+if TYPE_CHECKING:
+    from api.listen import Listener
+
+log = structlog.get_logger("api.access")
 DB_TIMEOUT = 5.0  # seconds; past it a request is refused with service_unavailable
 KEY_CACHE_SIZE = 10_000
 KEY_CACHE_SECONDS = 300.0  # re-read a key from the database at least this often anyway
+LEASE_SWEEP_SECONDS = 10.0  # how often idle leases are looked for (and returned)
+LeaseKey = tuple[str, str, str]  # subject, mode, period label
 # a database that fails this way is `service_unavailable`, never a 500
 DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
 
@@ -47,13 +63,44 @@ def _unauthenticated(detail: str) -> ProblemError:
 
 
 class AccessService:
-    def __init__(self, settings: Settings, pool: asyncpg.Pool | None, redis=None, windows: Windows | None = None) -> None:
+    def __init__(
+        self, settings: Settings, pool: asyncpg.Pool | None, redis=None, windows: Windows | None = None,
+        listener: Listener | None = None,
+    ) -> None:
         self.secret = settings.secret().encode()  # keyed hashes of keys, addresses and wire tickets
         self._proxies = trusted_networks(settings.trusted_proxies)
         self._pool = pool
         self.windows = windows or Windows(redis, prefix=f"svc:{settings.topic_namespace}rl:")
         self.meter = CreditMeter(pool) if pool is not None else None
-        self._keys: OrderedDict[bytes, tuple[float, KeyRecord]] = OrderedDict()  # by keyed hash
+        self._cache_secret = hashlib.blake2b(self.secret, digest_size=32).digest()
+        # verified keys by a keyed hash of the key: when read, the record, the caller it makes
+        self._keys: OrderedDict[bytes, tuple[float, KeyRecord, Caller]] = OrderedDict()
+        self._listener = listener
+        self._revocations = 0  # revocations heard (and reconnections): a read older than one is not cached
+        if listener is not None:
+            listener.on_connected.append(self.forget_keys)  # cached before listening: unknown since
+            listener.on_key_revoked.append(self.forget_key)
+        self._leases: dict[LeaseKey, Lease] = {}
+        self._granting: dict[LeaseKey, asyncio.Lock] = {}
+        self._sweeper: asyncio.Task | None = None
+        self._topping_up: set[LeaseKey] = set()
+        self._top_ups: set[asyncio.Task] = set()
+        self._periods: dict[int | None, Period] = {}  # the current period by billing anchor day
+        self._policies: dict[str, RatePolicy] = {}  # by plan name
+
+    def revocations_heard(self) -> bool:
+        """Whether a revocation reaches this process as it happens (else: check keys per call)."""
+        return self._listener is not None and self._listener.connected
+
+    def forget_key(self, key_id: str) -> None:
+        """A revoked key leaves the cache (the notification listener calls this)."""
+        self._revocations += 1
+        for digest in [d for d, (_, record, _) in self._keys.items() if record.key_id == key_id]:
+            del self._keys[digest]
+
+    def forget_keys(self) -> None:
+        self._revocations += 1
+        self._keys.clear()
 
     async def identify(self, authorization: str | None, host: str | None, forwarded_for: str | None = None) -> Caller:
         """The caller of a request from `host` (the socket peer) with these headers."""
@@ -65,18 +112,21 @@ class AccessService:
                 credential="anonymous", mode="live", plan="anonymous", account_id=None, key_id=None,
                 scopes=frozenset(), subject=self.address_of(host, forwarded_for),
             )
-        digest = key_digest(self.secret, token)
+        # the cache's own keyed hash: a third of HMAC-SHA256's cost, on every keyed call
+        digest = hashlib.blake2b(token.encode(), key=self._cache_secret, digest_size=16).digest()
         cached = self._keys.get(digest)
         if cached is not None and time.monotonic() - cached[0] < KEY_CACHE_SECONDS:
-            return _key_caller(cached[1], cached=True)
+            return cached[2]
+        revocations = self._revocations
         record = await self._read_key(token)
         if record is None:
             self._keys.pop(digest, None)
             raise _unauthenticated("The API key is not valid: unknown, revoked or malformed.")
-        self._keys[digest] = (time.monotonic(), record)
-        self._keys.move_to_end(digest)
-        while len(self._keys) > KEY_CACHE_SIZE:
-            self._keys.popitem(last=False)
+        if self._revocations == revocations:  # else the read may predate a revocation heard meanwhile
+            self._keys[digest] = (time.monotonic(), record, _key_caller(record, cached=True))
+            self._keys.move_to_end(digest)
+            while len(self._keys) > KEY_CACHE_SIZE:
+                self._keys.popitem(last=False)
         return _key_caller(record, cached=False)
 
     def address_of(self, host: str | None, forwarded_for: str | None) -> str:
@@ -99,15 +149,19 @@ class AccessService:
 
     def _forget(self, caller: Caller) -> ProblemError:
         """Drop a caller's key from the cache; the 401 to answer with."""
-        for digest, (_, record) in list(self._keys.items()):
-            if record.key_id == caller.key_id:
-                del self._keys[digest]
+        if caller.key_id is not None:
+            self.forget_key(caller.key_id)
         return _unauthenticated("The API key is not valid: unknown, revoked or malformed.")
+
+    def _unheard_key(self, caller: Caller) -> str | None:
+        """The key ID to check in the database with this call: a cached key whose revocation
+        this process would not hear of right now."""
+        return caller.key_id if caller.cached and not self.revocations_heard() else None
 
     async def confirm(self, caller: Caller, authorization: str | None) -> None:
         """Before refusing a cached caller for another reason, make sure the key still stands
         (a revoked key is 401, whatever else is wrong with the call)."""
-        if not caller.cached:
+        if self._unheard_key(caller) is None:
             return
         token = bearer_token(authorization)
         if token is None or await self._read_key(token) is None:
@@ -127,7 +181,9 @@ class AccessService:
 
     async def count_call(self, caller: Caller, operation: str) -> RateState:
         plan = PLANS[caller.plan]
-        policy = RatePolicy(plan.name, plan.rate_limit, plan.rate_window)
+        policy = self._policies.get(caller.plan)
+        if policy is None:
+            policy = self._policies[caller.plan] = RatePolicy(plan.name, plan.rate_limit, plan.rate_window)
         if plan.rate_per_operation:
             key, resource = f"{caller.subject}:{operation}", operation
         else:
@@ -148,27 +204,38 @@ class AccessService:
             return day_period(now)
         return billing_period(now, caller.billing_anchor_day)
 
+    def _period_at(self, caller: Caller, wall: float) -> Period:
+        anchor = caller.billing_anchor_day
+        period = self._periods.get(anchor)
+        if period is None or not period.start_ts <= wall < period.end_ts:
+            period = self._periods[anchor] = self.period(caller, datetime.fromtimestamp(wall, timezone.utc))
+        return period
+
     async def reserve(self, caller: Caller, price: int, rate: RateState, now: datetime | None = None) -> CreditState | None:
         """Charge `price` before the call runs (0: just read); None without a database."""
         if self.meter is None:
             return None
-        now = now or datetime.now(timezone.utc)
-        period = self.period(caller, now)
+        wall = time.time() if now is None else now.timestamp()
+        period = self._period_at(caller, wall)
         allowance = PLANS[caller.plan].credits
+        key_id = self._unheard_key(caller)
+        lease_key = (caller.subject, caller.mode, period.label)
         try:
-            async with asyncio.timeout(DB_TIMEOUT):
-                key_id = caller.key_id if caller.cached else None
-                if price <= 0:
-                    charged, used = False, await self.meter.used(caller.subject, caller.mode, period.label, key_id)
-                else:
-                    charged, used = await self.meter.charge(
-                        caller.subject, caller.mode, period.label, price, allowance, key_id
-                    )
+            if price <= 0:
+                charged, used = False, await self._used(lease_key, key_id)
+            elif block_cap(allowance) == 1:  # small allowances: every call charged in Postgres
+                async with asyncio.timeout(DB_TIMEOUT):
+                    charged, used = await self.meter.charge(*lease_key, price, allowance, key_id)
+            else:
+                if key_id is not None:
+                    async with asyncio.timeout(DB_TIMEOUT):
+                        await self.meter.used(*lease_key, key_id)  # raises KeyRevoked
+                charged, used = await self._spend(lease_key, price, allowance)
         except KeyRevoked:
             raise self._forget(caller) from None
         except DB_ERRORS:
             raise _unavailable("Credits") from None
-        credits = credit_state(allowance, used, price if charged else 0, period, now)
+        credits = credit_state(allowance, used, price if charged else 0, period, wall)
         if price > 0 and not charged:
             raise ProblemError(
                 "quota_exhausted",
@@ -182,12 +249,126 @@ class AccessService:
             )
         return credits
 
+    async def _used(self, lease_key: LeaseKey, key_id: str | None) -> int:
+        """Used so far by the subject, as this process knows it (no query when it holds a lease)."""
+        lease = self._leases.get(lease_key)
+        if lease is not None and key_id is None:
+            return lease.used
+        assert self.meter is not None
+        async with asyncio.timeout(DB_TIMEOUT):
+            durable = await self.meter.used(*lease_key, key_id)
+        return durable - (lease.remaining if lease is not None else 0)
+
+    async def _spend(self, lease_key: LeaseKey, price: int, allowance: int) -> tuple[bool, int]:
+        """Charge against this process's lease, taking a new block when it runs short:
+        (charged, used after this call)."""
+        lease = self._leases.get(lease_key)
+        if lease is not None and lease.spend(price, time.monotonic()):
+            if lease.running_low() and lease_key not in self._topping_up:
+                self._top_up_later(lease_key, allowance)
+            return True, lease.used  # the hot path: no await at all
+        while True:
+            lock = self._granting.setdefault(lease_key, asyncio.Lock())
+            async with lock:  # one grant in flight per lease; the calls waiting on it spend from it
+                if self._granting.get(lease_key) is not lock:
+                    continue  # the lease was returned meanwhile: start again
+                lease = self._leases.get(lease_key)
+                if lease is None:
+                    lease = self._leases[lease_key] = Lease(touched_at=time.monotonic())
+                if lease.spend(price, time.monotonic()):
+                    return True, lease.used
+                want = lease.want(price, allowance, time.monotonic())
+                assert self.meter is not None
+                async with asyncio.timeout(DB_TIMEOUT):
+                    granted, durable = await self.meter.take(*lease_key, price - lease.remaining, want, allowance)
+                if not granted:
+                    lease.durable_used = durable
+                    return False, lease.used
+                lease.granted(granted, durable, time.monotonic())
+                lease.spend(price, time.monotonic())
+            self._sweep_later()
+            return True, lease.used
+
+    def _top_up_later(self, lease_key: LeaseKey, allowance: int) -> None:
+        """A busy lease takes its next block before it runs dry, so no call waits for the grant."""
+        self._topping_up.add(lease_key)
+
+        async def top_up() -> None:
+            try:
+                lock = self._granting.setdefault(lease_key, asyncio.Lock())
+                async with lock:
+                    lease = self._leases.get(lease_key)
+                    if self._granting.get(lease_key) is not lock or lease is None or not lease.running_low():
+                        return
+                    want = lease.want(0, allowance, time.monotonic())
+                    assert self.meter is not None
+                    async with asyncio.timeout(DB_TIMEOUT):
+                        granted, durable = await self.meter.take(*lease_key, 1, want, allowance)
+                    if granted:
+                        lease.granted(granted, durable, time.monotonic())
+            except Exception as exc:  # the next call that finds the lease short takes the block itself
+                log.warning("credit lease not topped up", error=repr(exc))
+            finally:
+                self._topping_up.discard(lease_key)
+
+        self._top_ups.add(task := asyncio.get_running_loop().create_task(top_up()))
+        task.add_done_callback(self._top_ups.discard)
+
     async def refund(self, caller: Caller, credits: CreditState) -> CreditState:
         """Give back what `reserve` charged (the response was not 2xx)."""
         assert self.meter is not None
-        async with asyncio.timeout(DB_TIMEOUT):
-            used = await self.meter.refund(caller.subject, caller.mode, credits.period.label, credits.last)
-        return credit_state(credits.allowance, used, 0, credits.period, datetime.now(timezone.utc))
+        lease = self._leases.get((caller.subject, caller.mode, credits.period.label))
+        if lease is not None:
+            lease.give_back(credits.last, time.monotonic())
+            used = lease.used
+        else:
+            async with asyncio.timeout(DB_TIMEOUT):
+                used = await self.meter.refund(caller.subject, caller.mode, credits.period.label, credits.last)
+        return credit_state(credits.allowance, used, 0, credits.period, time.time())
+
+    # ---- leases: returned when idle and on shutdown -------------------------------------------
+
+    def _sweep_later(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_idle())
+
+    async def _sweep_idle(self) -> None:
+        while self._leases:
+            await asyncio.sleep(LEASE_SWEEP_SECONDS)
+            now = time.monotonic()
+            for lease_key in [k for k, lease in self._leases.items() if lease.idle(now)]:
+                try:
+                    await self._return(lease_key)
+                except Exception as exc:  # kept, and tried again at the next sweep or at shutdown
+                    log.warning("idle credit lease not returned", error=repr(exc))
+
+    async def _return(self, lease_key: LeaseKey) -> None:
+        lock = self._granting.setdefault(lease_key, asyncio.Lock())
+        async with lock:
+            if self._granting.get(lease_key) is not lock:
+                return  # returned by another call meanwhile
+            # detached before any await: calls from here on never spend what is being returned
+            lease = self._leases.pop(lease_key, None)
+            del self._granting[lease_key]  # waiters on this lock see it is gone and start again
+            unspent = 0
+            if lease is not None:
+                unspent, lease.remaining = lease.remaining, 0
+            if unspent and self.meter is not None:  # on failure they stay counted as used
+                async with asyncio.timeout(DB_TIMEOUT):
+                    await self.meter.refund(*lease_key, unspent)
+
+    async def aclose(self) -> None:
+        """Return every unspent credit (the app's lifespan calls this at shutdown)."""
+        await asyncio.gather(*self._top_ups, return_exceptions=True)  # grants in flight land first
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        for lease_key in list(self._leases):
+            try:
+                await self._return(lease_key)
+            except Exception as exc:  # that lease's unspent credits stay counted as used
+                log.warning("credit lease not returned at shutdown", error=repr(exc))
 
 
 def _key_caller(record: KeyRecord, cached: bool) -> Caller:

@@ -33,7 +33,8 @@ GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled
         "competition's time zone)."
     ),
     responses=responses(GameList, "A page of games.", examples.game_list()),
-    opt={"operation": "games.list", "scope": "read:odds", "price": 1},
+    # the page is kept by the version of these tables (api/read_cache.py); a `cmp_` filter reads competitions
+    opt={"operation": "games.list", "scope": "read:odds", "price": 1, "read_tables": ("games", "teams", "competitions")},
     tags=["games-and-markets"],
 )
 async def list_games(

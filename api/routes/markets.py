@@ -92,7 +92,8 @@ async def list_markets(
         "per-book price. Carries `rg_line`."
     ),
     responses=responses(MarketDetail, "The market.", examples.market_detail(), "not_found"),
-    opt={"operation": "markets.get", "scope": "read:odds", "price": 1},
+    # the detail is kept by the version of these tables (api/read_cache.py)
+    opt={"operation": "markets.get", "scope": "read:odds", "price": 1, "read_tables": ("markets", "games", "market_lines")},
     tags=["games-and-markets"],
 )
 async def get_market(

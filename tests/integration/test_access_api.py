@@ -7,6 +7,7 @@ never share counters. Redis is real when one can be had, else the in-process fal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 import asyncpg
@@ -17,10 +18,20 @@ from api.access.keys import new_key
 from api.access.store import revoke_key
 from infra.settings import load_settings
 from tests.integration.access_support import make_key, problem, redis_url, serving  # noqa: F401
+from tests.support.listening import eventually, listener_of, stop_listening
 
 RATE_HEADERS = ("ratelimit", "ratelimit-policy", "x-ratelimit-limit", "x-ratelimit-remaining",
                 "x-ratelimit-reset", "x-ratelimit-resource")
 CREDIT_HEADERS = ("x-credits-used", "x-credits-remaining", "x-credits-last")
+
+
+async def revoke_all(database_url: str) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        for key_id in await conn.fetch("SELECT id FROM access.api_keys"):
+            await revoke_key(conn, key_id["id"])
+    finally:
+        await conn.close()
 
 
 @pytest.fixture
@@ -144,7 +155,7 @@ async def test_invalid_keys_are_401_naming_authorization(app_settings):
         assert (await c.get("/v1/status", headers={"Authorization": f"Bearer {key}"})).status_code == 200
 
 
-async def test_a_cached_key_is_read_once_and_its_revocation_is_seen_on_the_next_call(app_settings, monkeypatch):
+async def test_a_cached_key_is_read_once_and_its_revocation_reaches_every_call_within_moments(app_settings, monkeypatch):
     import api.access.service as service_module
 
     reads = []
@@ -158,21 +169,24 @@ async def test_a_cached_key_is_read_once_and_its_revocation_is_seen_on_the_next_
     keys = {name: await make_key(app_settings, f"acct-{name}", "free", {"read:players", "run:answers"})
             for name in ("priced", "free_op", "scope")}
     async with serving(app_settings) as served:
+        assert listener_of(served.app).connected  # the app waits for it at start-up
         for name, key in keys.items():
             async with served.client(key=key) as c:
                 for _ in range(3):
                     assert (await c.get("/v1/status")).status_code == 200
         assert len(reads) == len(keys)  # one database read per key, then the cache
 
-        conn = await asyncpg.connect(app_settings.database_url)
-        try:
-            for key_id in await conn.fetch("SELECT id FROM access.api_keys"):
-                await revoke_key(conn, key_id["id"])
-        finally:
-            await conn.close()
+        await revoke_all(app_settings.database_url)
+        # the revocation is announced at commit: the cached keys are dropped without any call
+        service = served.app.app.state.app_state.extras["access"]
+
+        async def cached() -> int:
+            return len(service._keys)
+
+        await eventually(cached, lambda n: n == 0)
         calls = {
-            "priced": ("/v1/_test/answers", "post"),  # 1 credit: the charge sees the revocation
-            "free_op": ("/v1/status", "get"),  # 0 credits: the credit read sees it
+            "priced": ("/v1/_test/answers", "post"),  # 1 credit
+            "free_op": ("/v1/status", "get"),  # 0 credits
             "scope": ("/v1/_test/odds", "get"),  # would be 403 insufficient_scope
         }
         for name, (path, method) in calls.items():
@@ -181,6 +195,36 @@ async def test_a_cached_key_is_read_once_and_its_revocation_is_seen_on_the_next_
                 assert r.status_code == 401, (name, r.text)
                 assert (problem(r)["code"], problem(r)["param"]) == ("unauthenticated", "Authorization")
     assert await used_credits(app_settings) == {}  # nothing was charged to a revoked key
+
+
+async def test_while_not_listening_every_call_of_a_cached_key_checks_it(app_settings, monkeypatch):
+    """The fallback: with the listener down, a revocation (whose notification nobody hears) is
+    seen by the very next call of a cached key, whatever that call costs or would be refused for."""
+    keys = {name: await make_key(app_settings, f"acct-{name}", "free", {"read:players", "run:answers"})
+            for name in ("priced", "free_op", "scope", "limited")}
+    async with serving(app_settings) as served:
+        for key in keys.values():
+            async with served.client(key=key) as c:
+                assert (await c.post("/v1/_test/answers")).status_code == 201  # cached, and holding a lease
+        async with served.client(key=keys["limited"]) as c:
+            for _ in range(119):  # the free plan's window: 120 calls per 60 s
+                assert (await c.get("/v1/status")).status_code == 200
+            assert (await c.get("/v1/status")).status_code == 429
+        listener = await stop_listening(served.app, app_settings.database_url, monkeypatch)
+        await revoke_all(app_settings.database_url)
+        calls = {
+            "priced": ("/v1/_test/answers", "post"),  # 1 credit, and the lease would cover it
+            "free_op": ("/v1/status", "get"),  # 0 credits
+            "scope": ("/v1/_test/odds", "get"),  # would be 403 insufficient_scope
+            "limited": ("/v1/status", "get"),  # would be 429
+        }
+        for name, (path, method) in calls.items():
+            async with served.client(key=keys[name]) as c:
+                r = await getattr(c, method)(path)
+                assert r.status_code == 401, (name, r.text)
+                assert (problem(r)["code"], problem(r)["param"]) == ("unauthenticated", "Authorization")
+        assert not listener.connected  # all of it without the listener
+    assert sorted((await used_credits(app_settings)).values()) == [1, 1, 1, 1]  # the four answers before
 
 
 async def test_a_cached_key_revoked_at_its_rate_limit_is_401_not_429(app_settings):
@@ -194,8 +238,16 @@ async def test_a_cached_key_revoked_at_its_rate_limit_is_401_not_429(app_setting
             await revoke_key(conn, await conn.fetchval("SELECT id FROM access.api_keys"))
         finally:
             await conn.close()
-        r = await c.get("/v1/_test/odds")
+        seen = []
+
+        async def call():
+            r = await c.get("/v1/_test/odds")
+            seen.append(r.status_code)
+            return r
+
+        r = await eventually(call, lambda r: r.status_code != 429)
         assert (r.status_code, problem(r)["code"]) == (401, "unauthenticated")
+        assert set(seen) <= {429, 401}  # never admitted meanwhile
 
 
 async def test_a_key_in_the_url_is_refused_even_with_a_valid_header(app_settings):
@@ -410,3 +462,56 @@ async def test_openapi_documents_access_on_every_metered_operation(app_settings)
     assert codes_429 == {"rate_limited"}  # status costs nothing, so never quota_exhausted
     assert "401" not in operations[("/health", "get")]["responses"]
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+# ---- credit leases ----------------------------------------------------------------------------
+
+
+async def test_two_processes_leasing_credits_never_overrun_the_allowance(app_settings):
+    """Two API processes (two apps, each its own pool and leases) spend one account's last 100
+    credits concurrently: never more than 100 admitted, and the durable count is exact once
+    both have stopped (unspent leases returned)."""
+    key = await make_key(app_settings, "acme", "pro", {"read:odds"})  # 25,000 credits: blocks of up to 25
+    async with serving(app_settings) as first, serving(app_settings) as second:
+        async with first.client(key=key) as a, second.client(key=key) as b:
+            status = (await a.get("/v1/status")).json()
+            conn = await asyncpg.connect(app_settings.database_url)
+            await conn.execute("INSERT INTO access.usage (subject, mode, period, used) VALUES ($1, 'live', $2, 24900)",
+                               status["account_id"], status["credits"]["period"])
+            await conn.close()
+            responses = await asyncio.gather(*(c.get("/v1/_test/odds") for _ in range(70) for c in (a, b)))
+            admitted = [r for r in responses if r.status_code == 200]
+            refused = [r for r in responses if r.status_code != 200]
+            assert all(problem(r)["code"] == "quota_exhausted" for r in refused)
+            assert 100 - 25 <= len(admitted) <= 100  # another process may hold a few unspent at the end
+            # every admission was told a distinct count within the allowance
+            used = sorted(int(r.headers["x-credits-used"]) for r in admitted)
+            assert len(set(used)) == len(used) and used[-1] <= 25_000
+    assert await used_credits(app_settings) == {(status["account_id"], "live"): 24_900 + len(admitted)}
+
+
+async def test_a_lease_keeps_the_durable_count_within_a_block_and_goes_back_when_idle(app_settings, monkeypatch):
+    import api.access.leases as leases
+    import api.access.service as service_module
+
+    key = await make_key(app_settings, "acme", "free", {"read:odds"})  # 6,000 credits: blocks of up to 6
+    async with serving(app_settings) as served, served.client(key=key) as c:
+        told = [int((await c.get("/v1/_test/odds")).headers["x-credits-used"]) for _ in range(10)]
+        assert told == list(range(1, 11))  # exact for the caller, whatever the lease holds
+        (durable,) = (await used_credits(app_settings)).values()
+        assert 10 <= durable <= 10 + 6
+        # an idle lease is returned by the background sweep, with the process still serving
+        monkeypatch.setattr(leases, "IDLE_SECONDS", 0.0)
+        monkeypatch.setattr(service_module, "LEASE_SWEEP_SECONDS", 0.05)
+        service = served.app.app.state.app_state.extras["access"]
+        service._sweeper.cancel()  # sleeping its old period: start it again with the short one
+        with contextlib.suppress(asyncio.CancelledError):
+            await service._sweeper
+        service._sweep_later()
+
+        async def durable_now() -> int:
+            return next(iter((await used_credits(app_settings)).values()))
+
+        assert await eventually(durable_now, lambda used: used == 10) == 10
+        r = await c.get("/v1/_test/odds")  # and the next call takes a new block
+        assert (r.status_code, r.headers["x-credits-used"]) == (200, "11")

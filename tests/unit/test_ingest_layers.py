@@ -1,5 +1,6 @@
-"""Pure code imports no I/O library: ingest adapters, identity rules and the simulation, and the
-Wire's rules, are testable (and replayable) without a broker or a database."""
+"""Pure code imports no I/O library: ingest adapters, identity rules and the simulation, the
+Wire's rules and the API's access rules are testable (and replayable) without a broker or a
+database."""
 
 from __future__ import annotations
 
@@ -23,7 +24,14 @@ WIRE_PURE = ["wire.topics", "wire.snapshots", "wire.recent", "wire.sse", "wire.m
              "schemas.asyncapi"]
 
 
-@pytest.mark.parametrize("modules", [PURE, WIRE_PURE], ids=["ingest", "wire"])
+# the API's rules: plans, windows, periods, key format, headers, credit leases, change counters,
+# kept responses; the adapters (store, credits, limiter, listener, middleware) touch I/O
+API_PURE = ["api.access.plans", "api.access.window", "api.access.periods", "api.access.keys", "api.access.headers",
+            "api.access.context", "api.access.address", "api.access.leases", "api.changes", "api.kept",
+            "infra.channels"]
+
+
+@pytest.mark.parametrize("modules", [PURE, WIRE_PURE, API_PURE], ids=["ingest", "wire", "api"])
 def test_pure_modules_import_no_io_library(modules):
     code = (
         "import sys\n"

@@ -1,0 +1,78 @@
+"""Responses of read routes kept by the version of the read models they were built from
+(api/changes.py), and served again with no query, no parameter parsing and no encoding while
+nothing they read has changed.
+
+A route opts in by naming, in its `opt`, every read-model table its response is built from:
+`opt={..., "read_tables": ("games", "teams", "competitions")}`; the response must depend on
+nothing else but the request's path, query string and dataset (not on the caller, the clock
+or a header). Runs inside access control: a served copy is identified, rate-limited and charged
+like any call, and the access and front-door headers are added around it as usual.
+
+The version is read before the route runs, so a response is kept under the version it may be
+older than, never newer: a change heard of while it was built makes it unreachable at once.
+While the notification listener is down there is no version: every call runs the route (whose
+own row-version checks then keep it exact).
+"""
+
+from __future__ import annotations
+
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.kept import Kept
+from schemas.datasets import pg_schema
+
+
+def read_version(listener, scope: Scope, tables: tuple[str, ...]) -> tuple | None:
+    """What this process has been told of changes to `tables` of the request's dataset, or None
+    while it is not listening (then only the database can say what changed)."""
+    if listener is None or not listener.connected:
+        return None
+    schema = pg_schema(scope["state"].get("dataset", "live"))
+    return (schema, *listener.changes.version(schema, tables))
+
+
+async def _serve(kept: Kept, request_id: str, send: Send) -> None:
+    await send({"type": "http.response.start", "status": kept.status, "headers": list(kept.headers)})
+    await send({"type": "http.response.body", "body": kept.body(request_id)})
+
+
+class ReadCacheMiddleware(ASGIMiddleware):
+    scopes = (ScopeType.HTTP,)
+    _app_state = None
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        tables = scope["route_handler"].opt.get("read_tables")
+        request_id = scope["state"].get("request_id")
+        # the store goes with the app's listener: versions of one listener mean nothing to another
+        app_state = self._app_state or scope["litestar_app"].state.app_state
+        self._app_state = app_state  # one app per middleware instance
+        version = None
+        if tables and request_id and scope["method"] == "GET":
+            version = read_version(app_state.listener, scope, tables)
+        if version is None:
+            await next_app(scope, receive, send)
+            return
+        store = app_state.kept
+        key = (scope["path"], scope["query_string"], version)
+        kept = store.get(key)
+        if kept is not None:
+            await _serve(kept, request_id, send)
+            return
+        start: Message | None = None
+        body: list[bytes] = []
+        whole = True
+
+        async def capture(message: Message) -> None:
+            nonlocal start, whole
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                body.append(message.get("body", b""))
+                whole = whole and not message.get("more_body", False) and len(body) == 1
+            await send(message)
+
+        await next_app(scope, receive, capture)
+        if start is not None and start["status"] == 200 and whole and body:
+            store.put(key, Kept(200, list(start.get("headers", [])), body[0], request_id))

@@ -1,0 +1,98 @@
+"""Change counters (api/changes.py), kept responses (api/kept.py), request IDs and access fields."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from api.access.context import credit_state
+from api.access.headers import access_fields, access_headers, encoded
+from api.access.periods import billing_period, day_period
+from api.access.window import LogReading, RatePolicy, rate_state
+from api.changes import Changes
+from api.kept import Kept, KeptStore
+from schemas.ids import RandomIds, is_id
+
+
+def test_a_version_moves_with_its_own_tables_and_with_every_epoch():
+    changes = Changes()
+    games = changes.version("live", ("games", "teams"))
+    markets = changes.version("live", ("markets",))
+    changes.changed("live", "teams")
+    assert changes.version("live", ("games", "teams")) != games
+    assert changes.version("live", ("markets",)) == markets
+    assert changes.version("test", ("games", "teams")) == games  # another dataset
+    moved = changes.version("live", ("markets",))
+    changes.changed("live", "*")  # a rebuild swapped every table
+    assert changes.version("live", ("markets",)) != moved
+    moved = changes.version("live", ("markets",))
+    changes.missed()  # the listener reconnected
+    assert changes.version("live", ("markets",)) != moved
+
+
+def test_versions_never_repeat():
+    changes = Changes()
+    seen = {changes.version("live", ("games", "teams"))}
+    for step in range(50):
+        if step % 3 == 0:
+            changes.changed("live", "games")
+        elif step % 3 == 1:
+            changes.changed("live", "teams")
+        else:
+            changes.missed()
+        version = changes.version("live", ("games", "teams"))
+        assert version not in seen
+        seen.add(version)
+
+
+class Item(msgspec.Struct):
+    name: str
+    request_id: str
+
+
+class Page(msgspec.Struct):
+    data: list[Item]
+    request_id: str
+
+
+@given(names=st.lists(st.text(), max_size=5))
+def test_a_kept_body_is_the_body_encoded_with_the_new_request_id(names):
+    ids = RandomIds("request")
+    first, second = ids(), ids()
+    build = lambda rid: Page(data=[Item(n, rid) for n in names], request_id=rid)  # noqa: E731
+    kept = Kept(200, [], msgspec.json.encode(build(first)), first)
+    assert kept.body(second) == msgspec.json.encode(build(second))
+    assert kept.size == len(kept.body(second))
+
+
+def test_the_store_is_bounded_by_entries_and_bytes():
+    rid = "req_" + "a" * 20
+    store = KeptStore(max_items=3, max_bytes=1600)
+    for n in range(3):
+        store.put((n,), Kept(200, [], b"x" * 90, rid))
+    assert len(store) == 3
+    store.put((3,), Kept(200, [], b"x" * 90, rid))  # a fourth: cleared first
+    assert len(store) == 1 and store.get((3,)) is not None and store.get((0,)) is None
+    store.put((4,), Kept(200, [], b"x" * 101, rid))  # over a sixteenth of the bytes: not kept
+    assert store.get((4,)) is None
+
+
+def test_random_request_ids_are_ids_and_distinct():
+    ids = RandomIds("request", batch=4)
+    made = [ids() for _ in range(1000)]
+    assert all(is_id("request", i) for i in made) and len(set(made)) == 1000
+
+
+@given(count=st.integers(0, 200), used=st.integers(0, 10**6), last=st.integers(0, 2),
+       anchor=st.one_of(st.none(), st.integers(1, 31)), age=st.floats(0, 599))
+def test_access_fields_are_the_access_headers_encoded(count, used, last, anchor, age):
+    now = datetime(2026, 11, 22, 4, 40, tzinfo=timezone.utc)
+    period = day_period(now) if anchor is None else billing_period(now, anchor)
+    plan = "anonymous" if anchor is None else "free"
+    rate = rate_state(RatePolicy(plan, 200, 600), "games.list", LogReading(True, count, now.timestamp() - age, now.timestamp()))
+    credits = credit_state(6000, used, last, period, now)
+    assert access_fields(plan, rate, credits) == encoded(access_headers(plan, rate, credits))
+    assert access_fields(plan, rate, None) == encoded(access_headers(plan, rate, None))
