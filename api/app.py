@@ -16,6 +16,7 @@ from litestar.plugins.prometheus import PrometheusController
 
 from api.access.address import trusted_networks
 from api.access.docs import AccessDocs
+from api.access.limiter import shared_redis
 from api.access.middleware import AccessMiddleware
 from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor
@@ -82,9 +83,7 @@ def _lifespan(app_state: AppState):
             app_state.listener.start()
             await app_state.listener.wait_connected(LISTEN_WAIT_SECONDS)
         if settings.redis_url:
-            import redis.asyncio as redis
-
-            app_state.redis = redis.from_url(settings.redis_url)
+            app_state.redis = shared_redis(settings.redis_url)
         # close Wire sockets and streams in order before the server stops serving
         take_stop_signals(asyncio.get_running_loop(), live_connections(app_state).close_all, STOP_GRACE_SECONDS)
         if app_state.freeze_gc:  # what start-up made lives as long as the process: the collector skips it

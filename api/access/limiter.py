@@ -20,6 +20,21 @@ from redis.exceptions import RedisError
 from api.access.window import LogReading, RatePolicy, admit
 
 log = structlog.get_logger("api.access")
+REDIS_CONNECTIONS = 32  # per API process; calls beyond them queue for a free one
+REDIS_WAIT_SECONDS = 2.0  # past this a call is counted in-process, as when Redis is down
+
+
+def shared_redis(url: str, connections: int = REDIS_CONNECTIONS, wait: float = REDIS_WAIT_SECONDS) -> Any:
+    """A Redis client whose bursts wait for one of a bounded set of connections.
+
+    redis-py's plain pool refuses the call past its size (100) at once; those calls would then
+    be counted in-process, so a burst from one key could pass its shared window.
+    """
+    import redis.asyncio as aioredis
+
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=wait)
+    return aioredis.Redis.from_pool(pool)
+
 
 # KEYS[1]: the subject's log (a sorted set of call times in microseconds)
 # ARGV: limit, window in microseconds, a unique member suffix

@@ -9,7 +9,7 @@ import secrets
 import pytest
 import redis.asyncio as aioredis
 
-from api.access.limiter import MemoryWindows, Windows
+from api.access.limiter import MemoryWindows, Windows, shared_redis
 from api.access.window import RatePolicy
 from infra.net import free_port
 from tests.integration.access_support import redis_url  # noqa: F401  (fixture)
@@ -18,7 +18,7 @@ from tests.integration.access_support import redis_url  # noqa: F401  (fixture)
 @pytest.fixture(params=["shared", "in-process"])
 async def windows(request, redis_url):  # noqa: F811
     """`shared`: Windows over Redis when one can be had (else its in-process fallback)."""
-    client = aioredis.from_url(redis_url) if request.param == "shared" and redis_url else None
+    client = shared_redis(redis_url) if request.param == "shared" and redis_url else None
     yield Windows(client, prefix=f"test:{secrets.token_hex(4)}:")
     if client is not None:
         await client.aclose()
@@ -33,6 +33,21 @@ async def test_admits_exactly_the_limit_under_concurrency(windows):
     assert all(r.count == 25 for r in readings if not r.allowed)
     # another subject has a window of its own
     assert (await windows.hit("acct_y:live", policy)).allowed
+
+
+async def test_a_burst_wider_than_the_connection_pool_is_counted_in_the_shared_window(redis_url):  # noqa: F811
+    """More concurrent calls than connections queue for one; none slips into the in-process count."""
+    if not redis_url:
+        pytest.skip("needs redis-server or REDIS_URL")
+    client = shared_redis(redis_url, connections=4)
+    try:
+        windows = Windows(client, prefix=f"test:{secrets.token_hex(4)}:")
+        policy = RatePolicy("free", 120, 60)
+        readings = await asyncio.gather(*(windows.hit("acct_burst:live", policy) for _ in range(150)))
+        assert sum(r.allowed for r in readings) == 120
+        assert len(windows.memory) == 0  # nothing was counted in-process
+    finally:
+        await client.aclose()
 
 
 async def test_window_slides_and_admits_again_once_the_oldest_call_leaves(windows):
