@@ -14,6 +14,7 @@ $(BIN)/python:
 # a projections source changes: a compiled module shadows its source.
 $(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
+	@$(BIN)/python -m projections.compiled
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -34,6 +34,17 @@ GROUP = "projections.fold"  # the shared library: projections/fold__mypyc.*.so
 
 def _warn(message: str) -> None:
     print(f"svc build: {message}; the fold runs as plain Python", file=sys.stderr)
+    _remove_builds()
+
+
+def _remove_builds() -> None:
+    """Builds of an earlier install would shadow the sources: remove them with the build."""
+    root = Path(__file__).resolve().parent
+    for source in COMPILED:
+        for built in (root / source).parent.glob(Path(source).stem + ".cpython-*"):
+            built.unlink(missing_ok=True)
+    for built in (root / "projections").glob(GROUP.split(".")[-1] + "__mypyc.*"):
+        built.unlink(missing_ok=True)
 
 
 class OptionalBuildExt(build_ext):

@@ -63,3 +63,17 @@ class _SourcesFirst(importlib.abc.MetaPathFinder):
 def sources_first() -> None:
     """From now on this process imports the sources of compiled modules (call before importing them)."""
     sys.meta_path.insert(0, _SourcesFirst())
+
+
+def main() -> None:
+    """`python -m projections.compiled`: after an install, say so when the fold is not compiled
+    (pip --quiet hides the build's own warning)."""
+    import os
+
+    if not built() and os.environ.get("SVC_PURE_PYTHON") != "1":
+        print("svc build: the fold was not compiled and runs as plain Python (about 1.4x slower); "
+              "`pip install -v -e .` shows why", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
