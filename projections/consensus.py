@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import lru_cache
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, cast
 
 from projections.odds.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
 from projections.state import BookQuote, Consensus, ConsensusOutcome, LineState, Suspension
@@ -57,24 +57,38 @@ def eligible_quotes(
     window_us: int,
 ) -> list[BookQuote]:
     """The books that count toward a line's consensus, in book order."""
-    if suspend_all is None and not suspend_book:  # the common case: nothing was ever suspended
-        candidates = [q for q in books.values() if q.odds is not None and q.kind != EXCHANGE]
-    else:
-        candidates = [
-            q for q in books.values()
-            if q.odds is not None and q.kind != EXCHANGE and not is_suspended(q, suspend_all, suspend_book)
-        ]
+    check = suspend_all is not None or bool(suspend_book)  # the common case: nothing ever suspended
+    candidates: list[BookQuote] = []
+    first: tuple[str, ...] = ()
+    uniform = True
+    newest = oldest = 0
+    # one pass (this runs for every quote): the candidates, whether they all offer the same
+    # outcomes, and the span of their quote times
+    for q in books.values():
+        if q.odds is None or q.kind == EXCHANGE or (check and is_suspended(q, suspend_all, suspend_book)):
+            continue
+        ts = q.ts
+        if not candidates:
+            first, newest, oldest = q.selections, ts, ts
+        else:
+            if uniform and q.selections != first:
+                uniform = False
+            if ts > newest:
+                newest = ts
+            elif ts < oldest:
+                oldest = ts
+        candidates.append(q)
     if not candidates:
         return []
-    kinds = [q.selections for q in candidates]
-    if kinds.count(kinds[0]) != len(kinds):
+    if not uniform:
         # the line's outcome set: the one most books quote (ties: more outcomes, then by name)
         counts = Counter(q.selections for q in candidates)
         usual = max(counts, key=lambda s: (counts[s], len(s), s))
         candidates = [q for q in candidates if q.selections == usual]
-    times = [q.ts for q in candidates]
-    oldest_allowed = max(times) - window_us
-    if min(times) >= oldest_allowed:
+        newest = max(q.ts for q in candidates)
+        oldest = min(q.ts for q in candidates)
+    oldest_allowed = newest - window_us
+    if oldest >= oldest_allowed:
         return candidates
     return [q for q in candidates if q.ts >= oldest_allowed]
 
@@ -103,11 +117,14 @@ def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     mid = n // 2
     odd = n % 2 == 1
     first = eligible[0].outcomes  # names and points from the first book in book order
+    # eligible quotes all have odds and probabilities (`eligible_quotes`)
+    probs = cast(list[tuple[float, ...]], [q.probabilities for q in eligible])
+    odds = cast(list[tuple[float, ...]], [q.odds for q in eligible])
     medians: list[float] = []
     prices: list[float] = []
     for i in range(len(first)):
-        ps = sorted([q.probabilities[i] for q in eligible])  # type: ignore[index]
-        ds = sorted([q.odds[i] for q in eligible])  # type: ignore[index]
+        ps = sorted([p[i] for p in probs])
+        ds = sorted([d[i] for d in odds])
         if odd:
             medians.append(ps[mid])
             prices.append(ds[mid])

@@ -99,15 +99,6 @@ def market_header(m: MarketState | None) -> tuple | None:
     return (m.status, m.reason, m.main_key, books, name)
 
 
-def line_visible(m: MarketState | None, key: str) -> tuple | None:
-    if m is None or m.origin is None:
-        return None
-    line = m.lines.get(key)
-    if line is None or line.consensus is None:
-        return None
-    return (line.consensus.visible, key == m.main_key)
-
-
 def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str, Any]:
     return {
         "line_key": key,
@@ -129,32 +120,41 @@ def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str,
     }
 
 
-def market_data(m: MarketState, changed: list[str]) -> dict[str, Any]:
-    header = market_header(m)
-    assert header is not None, "market_data of a market no quote named"
+def market_view(m: MarketState, changed: list[str], header: tuple) -> tuple:
+    """What a market delta shows (`header`: its `market_header`), taken when the delta is made:
+    within a fold the market may change in place afterwards (see `reducers.common.Owned`).
+    Consensus objects and points are immutable."""
+    lines = []
+    for key in changed:  # sorted
+        line = m.lines.get(key)
+        lines.append((key, None, None) if line is None else (key, line.point, line.consensus))
+    main = m.lines.get(header[2]) if header[2] is not None else None
+    return (m.market_id, m.game_id, m.kind, m.type, m.period, m.participant_id, header,
+            main.point if main is not None else None, lines)
+
+
+def market_data(view: tuple) -> dict[str, Any]:
+    market_id, game_id, kind, type_, period, participant_id, header, main_point, changed = view
     status, reason, main_key, books, name = header
     lines = []
     removed = []
-    for key in sorted(changed):
-        line = m.lines.get(key)
-        if line is None or line.consensus is None:
+    for key, point, consensus in changed:
+        if consensus is None:
             removed.append(key)
         else:
-            lines.append(line_data(key, line.point, line.consensus, key == main_key))
-    main = m.lines.get(main_key) if main_key is not None else None
+            lines.append(line_data(key, point, consensus, key == main_key))
     return {
-        "market_id": m.market_id,
-        "game_id": m.game_id,
-        "kind": m.kind,
-        "type": m.type,
-        "period": m.period,
-        "participant_id": m.participant_id,
+        "market_id": market_id,
+        "game_id": game_id,
+        "kind": kind,
+        "type": type_,
+        "period": period,
+        "participant_id": participant_id,
         "name": name,
         "status": status,
         "reason": reason,
-        "main_point": number(main.point) if main is not None else None,
+        "main_point": number(main_point),
         "books": books,
         "lines": lines,
         "removed_lines": removed,
     }
-

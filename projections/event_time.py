@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta, timezone
 Stamp = tuple[int, str]
 UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_US = timedelta(microseconds=1)
 NO_STAMP: Stamp = (-(1 << 62), "")
 
 
@@ -24,7 +25,7 @@ def to_us(value: datetime) -> int:
 
 
 def from_us(us: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=us)
+    return _EPOCH + _ONE_US * us
 
 
 def opt_us(value: datetime | None) -> int | None:

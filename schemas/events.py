@@ -213,7 +213,7 @@ _GAME_EVENTS = (GameScheduled, GameRescheduled, GameStateChanged, PriceQuoted, M
 _PLAYER_EVENTS = (PlayerRegistered, PlayerUpdated, InjuryReported, NewsPublished, StatLineRecorded)
 
 _encoder = msgspec.json.Encoder(decimal_format="string", order="deterministic")
-_decoder = msgspec.json.Decoder(AnyEvent)
+decoder = msgspec.json.Decoder(AnyEvent)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -222,7 +222,7 @@ def encode(event: AnyEvent) -> bytes:
 
 
 def decode(raw: bytes) -> AnyEvent:
-    return _decoder.decode(raw)
+    return decoder.decode(raw)
 
 
 def event_key(event: AnyEvent) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from projections.deltas import Delta
 from projections.reducers.games import reduce_game
+from projections.reducers.common import Owned
 from projections.reducers.markets import reduce_market
 from projections.reducers.players import reduce_player
 from projections.reducers.teams import reduce_team
@@ -19,15 +20,15 @@ from schemas.events import (
 )
 
 
-def _game(state, event, window_us):
+def _game(state, event, window_us, own):
     return reduce_game(state, event)
 
 
-def _player(state, event, window_us):
+def _player(state, event, window_us, own):
     return reduce_player(state, event)
 
 
-def _team(state, event, window_us):
+def _team(state, event, window_us, own):
     return reduce_team(state, event)
 
 
@@ -39,6 +40,8 @@ _REDUCERS = {
 }
 
 
-def reduce(state: KeyState | None, event, window_us: int) -> tuple[KeyState, list[Delta]]:
-    """Fold one event into its key's state. `window_us`: the consensus window (event time)."""
-    return _REDUCERS[type(event)](state, event, window_us)
+def reduce(state: KeyState | None, event, window_us: int, own: Owned | None = None) -> tuple[KeyState, list[Delta]]:
+    """Fold one event into its key's state. `window_us`: the consensus window (event time);
+    `own`: objects the current fold made, which reducers may change in place (copy-on-write per
+    batch; the result is the same with or without it)."""
+    return _REDUCERS[type(event)](state, event, window_us, own)

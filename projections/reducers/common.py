@@ -2,10 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypeVar
 
 from projections.event_time import Stamp, to_us
 from projections.state import Fields, KnownBy, Origin
+
+
+T = TypeVar("T")
+
+
+class Owned:
+    """Objects the current fold made and only its working state refers to: a reducer may change
+    these in place instead of copying them (copy-on-write, per batch). States are immutable
+    outside a fold; inside one, a key touched many times is copied on its first touch only.
+    Anything a batch keeps apart from the working state (its start states, its deltas) must
+    never be one of these. Owned objects are held until the fold ends, so ids stay unique."""
+
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+        self._held: list[object] = []
+
+    def add(self, obj: T) -> T:
+        self._ids.add(id(obj))
+        self._held.append(obj)
+        return obj
+
+    def has(self, obj: object) -> bool:
+        return id(obj) in self._ids
+
+    def disown(self, obj: object) -> None:
+        """`obj` now has a second parent (its container was copied): copy it before changing it."""
+        self._ids.discard(id(obj))
 
 
 def origin_of(event) -> Origin:
@@ -30,7 +57,12 @@ def merge_fields(fields: Fields, updates: Mapping[str, Any], stamp: Stamp) -> Fi
 
 def earliest(current: Origin | None, candidate: Origin) -> Origin:
     """The identity origin: the least-stamped event that introduced the entity."""
-    if current is None or candidate.stamp < current.stamp:
+    if current is None:
+        return candidate
+    # candidate.stamp < current.stamp, without building the tuples (this runs for every quote)
+    if candidate.source_ts < current.source_ts or (
+        candidate.source_ts == current.source_ts and candidate.event_id < current.event_id
+    ):
         return candidate
     return current
 

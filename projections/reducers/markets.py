@@ -8,16 +8,23 @@ or the status changed; a book re-quoting the same prices changes nothing visible
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TypeVar
 
 import msgspec
+from msgspec.structs import force_setattr
 
 from projections.consensus import devig, is_suspended, line_consensus, pick_main
 from projections.odds.devig import DEFAULT_METHOD
 from projections.event_time import to_us
-from projections.deltas import MARKET_SUSPENDED, MARKET_UPDATE, Delta, line_visible, market_data, market_header
+from projections.deltas import (
+    MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
+)
+from projections.event_time import Stamp
 from projections.quotes import decimal_odds, line_key, points_agree, selection_key
-from projections.reducers.common import earliest, origin_of
-from projections.state import BookQuote, GameState, LineState, MarketState, Origin, QuotedOutcome, Suspension
+from projections.reducers.common import Owned, earliest, origin_of
+from projections.state import (
+    BookQuote, Consensus, GameState, LineState, MarketState, Origin, QuotedOutcome, Suspension,
+)
 from schemas.events import MarketSuspended, PriceQuoted
 from schemas.wire import market_topic
 
@@ -30,7 +37,12 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
                point: Decimal | None) -> BookQuote:
     """A book's quote as consensus needs it: outcomes in canonical order, decimal odds and the
     default method's no-vig probabilities, or no odds when the quote cannot price the line."""
-    ordered = tuple(sorted(outcomes, key=_outcome_order))
+    ordered: tuple[QuotedOutcome, ...]
+    if len(outcomes) == 2:  # most lines: no sort, no key calls (the same order `sorted` gives)
+        a, b = outcomes
+        ordered = (a, b) if _outcome_order(a) <= _outcome_order(b) else (b, a)
+    else:
+        ordered = tuple(sorted(outcomes, key=_outcome_order))
     names = []
     prices = []
     usable = len(ordered) >= 2
@@ -42,7 +54,7 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
             usable = False
     selections = tuple(names)
     odds = tuple(prices)
-    if usable and len(set(selections)) != len(selections):
+    if usable and (selections[0] == selections[1] if len(selections) == 2 else len(set(selections)) != len(selections)):
         usable = False
     result = devig(DEFAULT_METHOD, odds) if usable else None
     if result is None:
@@ -52,10 +64,11 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
                      result.probabilities, origin.source_ts)
 
 
-def book_quote(e: PriceQuoted) -> BookQuote:
+def book_quote(e: PriceQuoted, origin: Origin) -> BookQuote:
+    """The event's quote (`origin`: the event's, `origin_of(e)`)."""
     outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, o.price, o.price_format, o.point)
                 for o in e.outcomes]
-    return make_quote(e.book, e.book_name, e.kind, origin_of(e), outcomes, e.market_type, e.point)
+    return make_quote(e.book, e.book_name, e.kind, origin, outcomes, e.market_type, e.point)
 
 
 def _new_market(game: GameState, e) -> MarketState:
@@ -65,7 +78,19 @@ def _new_market(game: GameState, e) -> MarketState:
     return MarketState(e.market_id, game.game_id, "", "", "", None, None)
 
 
-def finish_market(m: MarketState) -> MarketState:
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def _set(m: S, own: Owned | None, **changes) -> S:
+    """`m` with `changes`: in place when this fold owns it, else a copy."""
+    if own is not None and own.has(m):
+        for name, value in changes.items():
+            force_setattr(m, name, value)
+        return m
+    return msgspec.structs.replace(m, **changes)
+
+
+def finish_market(m: MarketState, own: Owned | None = None) -> MarketState:
     """Derived members: the main line and the status."""
     main_key = pick_main(m.lines)
     if m.suspend_all is None and not m.suspend_book:
@@ -83,34 +108,76 @@ def finish_market(m: MarketState) -> MarketState:
     status = "suspended" if suspended else "open"
     if main_key == m.main_key and status == m.status and reason == m.reason:
         return m
-    return msgspec.structs.replace(m, main_key=main_key, status=status, reason=reason)
+    return _set(m, own, main_key=main_key, status=status, reason=reason)
 
 
-def _with_quote(m: MarketState, e: PriceQuoted, window_us: int) -> MarketState:
-    quote = book_quote(e)
-    if not m.kind:  # suspended before its first quote: the quote names it
-        m = msgspec.structs.replace(m, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
+def _own_copy(m: MarketState, own: Owned) -> MarketState:
+    """A copy of `m` this fold owns, with a lines dict of its own (the lines stay shared)."""
+    for line in m.lines.values():
+        own.disown(line)
+    return own.add(msgspec.structs.replace(m, lines=dict(m.lines)))
+
+
+def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
+                own: Owned | None, origin_e: Origin) -> tuple[MarketState, bool]:
+    """The market with the book's quote (`origin_e`: the event's); whether anything changed.
+    With `own`, the market (copied first unless this fold owns it) and its quoted line change
+    in place."""
+    quote = book_quote(e, origin_e)
     # identity origin and name take every quote into account, stale ones included, so the
     # result does not depend on the order quotes arrive in
     origin = earliest(m.origin, quote.origin)
     name = m.name
     if e.market_name is not None and (name is None or name[1] < quote.origin.stamp):
         name = (e.market_name, quote.origin.stamp)
-    key = line_key(e.point)
     line = m.lines.get(key)
     old = line.books.get(e.book) if line is not None else None
     if old is not None and old.origin.stamp >= quote.origin.stamp:
         # older (or the same) quote: the newest one stands
         if origin is m.origin and name is m.name:
-            return m
-        return msgspec.structs.replace(m, origin=origin, name=name)
-    if line is not None:
-        books = dict(line.books)
-        books[e.book] = quote
-        if old is None:
-            books = dict(sorted(books.items()))
+            return m, False
+        return _set(m, own, origin=origin, name=name), True
+    if own is None:
+        return _quoted_copy(m, e, window_us, quote, origin, name, key, line), True
+    if not own.has(m):
+        m = _own_copy(m, own)
+    if not m.kind:  # suspended before its first quote: the quote names it
+        m = _set(m, own, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
+    if line is not None and own.has(line):
+        if old is None:  # a new book: its place in book order
+            force_setattr(line, "books", _books_with(line, e.book, quote))
+        else:
+            line.books[e.book] = quote
+        force_setattr(line, "consensus", line_consensus(line.books, m.suspend_all, m.suspend_book, window_us))
     else:
-        books = {e.book: quote}
+        books = _books_with(line, e.book, quote)
+        new_line = own.add(LineState(e.point, books, line_consensus(books, m.suspend_all, m.suspend_book, window_us)))
+        lines = m.lines
+        lines[key] = new_line
+        if line is None:
+            force_setattr(m, "lines", dict(sorted(lines.items())))
+    force_setattr(m, "name", name)
+    force_setattr(m, "origin", origin)
+    force_setattr(m, "as_of", max(m.as_of, quote.origin.source_ts))
+    return m, True
+
+
+def _books_with(line: LineState | None, book: str, quote: BookQuote) -> dict[str, BookQuote]:
+    """A new books dict of the line with `quote` as the book's (in book order)."""
+    if line is None:
+        return {book: quote}
+    books = dict(line.books)
+    known = book in books
+    books[book] = quote
+    return books if known else dict(sorted(books.items()))
+
+
+def _quoted_copy(m: MarketState, e: PriceQuoted, window_us: int, quote: BookQuote, origin: Origin,
+                 name: tuple[str, Stamp] | None, key: str, line: LineState | None) -> MarketState:
+    """`_with_quote` without owned objects: every changed part is a new object."""
+    if not m.kind:
+        m = msgspec.structs.replace(m, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
+    books = _books_with(line, e.book, quote)
     consensus = line_consensus(books, m.suspend_all, m.suspend_book, window_us)
     lines = dict(m.lines)
     lines[key] = LineState(e.point, books, consensus)
@@ -129,8 +196,8 @@ def _with_suspension(m: MarketState, e, window_us: int) -> MarketState:
             return m
         m = msgspec.structs.replace(m, suspend_all=suspension)
     else:
-        own = m.suspend_book.get(e.book)
-        if own is not None and own.stamp >= suspension.stamp:
+        own_suspension = m.suspend_book.get(e.book)
+        if own_suspension is not None and own_suspension.stamp >= suspension.stamp:
             return m
         m = msgspec.structs.replace(m, suspend_book={**m.suspend_book, e.book: suspension})
     lines = {}
@@ -140,33 +207,89 @@ def _with_suspension(m: MarketState, e, window_us: int) -> MarketState:
     return msgspec.structs.replace(m, lines=lines, as_of=max(m.as_of, origin.source_ts))
 
 
-def reduce_market(state: GameState | None, event, window_us: int) -> tuple[GameState, list[Delta]]:
+def _shown(named: bool, line: LineState | None) -> Consensus | None:
+    """The consensus a market topic shows for a line (None: the line is not shown)."""
+    return line.consensus if named and line is not None else None
+
+
+def _looks_changed(was: Consensus | None, was_main: bool, now: Consensus | None, now_main: bool) -> bool:
+    """`line_visible` before != after, without building either (this runs for every quote)."""
+    if was is None or now is None:
+        return was is not now
+    if was_main != now_main:
+        return True
+    return was is not now and (was.books != now.books or was.hold != now.hold or was.outcomes != now.outcomes)
+
+
+def reduce_market(state: GameState | None, event, window_us: int,
+                  own: Owned | None = None) -> tuple[GameState, list[Delta]]:
+    """`own`: objects this fold made, which may change in place (see `Owned`); without it every
+    change is a copy. Either way the result and the deltas are the same."""
     game = state if state is not None else GameState(event.game_id)
+    if state is None and own is not None:
+        own.add(game)
     old = game.markets.get(event.market_id)
     market = old if old is not None else _new_market(game, event)
+    if old is None and own is not None:
+        own.add(market)
+    # what the market showed before this event, taken now (with `own` it may change in place):
+    # the header, and the consensus objects (immutable) of the lines that may look different
+    before_header = market_header(old)
+    before_status = old.status if old is not None else None
+    before_main = old.main_key if old is not None else None
+    named = old is not None and old.origin is not None
+    before: dict[str, Consensus | None] = {}
+    source_ts: int | None = None  # the event's, once known
     if isinstance(event, PriceQuoted):
-        new = _with_quote(market, event, window_us)
+        origin = origin_of(event)
+        source_ts = origin.source_ts
+        quoted = line_key(event.point)
+        if old is not None:
+            before[quoted] = _shown(named, old.lines.get(quoted))
+            if before_main is not None:
+                before[before_main] = _shown(named, old.lines.get(before_main))
+        new, moved = _with_quote(market, event, quoted, window_us, own, origin)
         # only the quoted line, and the main line if it moved, can look different now
-        keys = {line_key(event.point)}
+        keys = {quoted}
     else:
+        if old is not None:
+            before = {k: _shown(named, line) for k, line in old.lines.items()}
         new = _with_suspension(market, event, window_us)
+        moved = new is not market
         keys = set(new.lines)
-    if new is market and old is not None:
+    if not moved and old is not None:
         return game, []
-    new = finish_market(new)
-    if old is not None:
-        keys.update(k for k in (old.main_key, new.main_key) if k is not None)
-    changed = [k for k in sorted(keys) if line_visible(old, k) != line_visible(new, k)]
+    new = finish_market(new, own)
+    if before_main is not None:
+        keys.add(before_main)
+    if new.main_key is not None:
+        keys.add(new.main_key)
+    named_now = new.origin is not None
+    changed = []
+    for k in sorted(keys):
+        line = new.lines.get(k)
+        # a line this event did not touch shows what it showed before (but was not the main line)
+        was = before[k] if k in before else _shown(named, line)
+        if _looks_changed(was, k == before_main, _shown(named_now, line), k == new.main_key):
+            changed.append(k)
     header = market_header(new)
     deltas = []
-    if header is not None and (changed or header != market_header(old)):
+    if header is not None and (changed or header != before_header):
         seq = new.seq + 1
-        new = msgspec.structs.replace(new, seq=seq)
-        kind = MARKET_SUSPENDED if new.status == "suspended" and (old is None or old.status != "suspended") else MARKET_UPDATE
+        new = _set(new, own, seq=seq)
+        kind = MARKET_SUSPENDED if new.status == "suspended" and before_status != "suspended" else MARKET_UPDATE
         deltas.append(Delta(
-            market_topic(new.market_id), kind, seq, to_us(event.source_ts), event.source, market_data, new, changed
+            market_topic(new.market_id), kind, seq, source_ts if source_ts is not None else to_us(event.source_ts),
+            event.source, market_data,
+            market_view(new, changed, header),
         ))
-    markets = dict(game.markets)
-    markets[new.market_id] = new
-    return msgspec.structs.replace(game, markets=markets), deltas
-
+    if own is None:
+        markets = dict(game.markets)
+        markets[new.market_id] = new
+        return msgspec.structs.replace(game, markets=markets), deltas
+    if not own.has(game):
+        for m in game.markets.values():
+            own.disown(m)
+        game = own.add(msgspec.structs.replace(game, markets=dict(game.markets)))
+    game.markets[new.market_id] = new
+    return game, deltas

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from projections.deltas import MARKET_SUSPENDED, MARKET_UPDATE
 from projections.reducers import reduce
+from projections.reducers.common import Owned
 from tests.support import projection_events as ev
 from tests.unit.consensus_reference import reference_market
 
@@ -143,3 +144,25 @@ def test_market_delta_payload():
     assert line["is_main"] and line["point"] == -3.5
     assert [(o["selection"], o["point"]) for o in line["outcomes"]] == [("home", -3.5), ("away", 3.5)]
     assert set(line["outcomes"][0]["probability"]) == {"multiplicative"}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(market_events(), st.data())
+def test_changing_owned_states_in_place_gives_what_copying_gives(events, data):
+    """Copy-on-write per batch (`Owned`): folding with in-place changes of what the fold made
+    gives the same states and the same delta payloads as copying on every event, and leaves
+    the states a batch started from untouched."""
+    copied, copied_deltas = run(events)
+    cut = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=3)))
+    state, deltas, starts = None, [], []
+    for lo, hi in zip([0, *cut], [*cut, len(events)]):  # batches: `own` lives for one
+        own = Owned()
+        starts.append((state, msgspec.msgpack.encode(state)))
+        for e in events[lo:hi]:
+            state, out = reduce(state, e, WINDOW_US, own)
+            deltas.extend(out)
+    assert state == copied
+    assert [(d.wire_topic, d.seq, d.type, d.data) for d in deltas] == [
+        (d.wire_topic, d.seq, d.type, d.data) for d in copied_deltas]
+    for start, packed in starts:  # what each batch started from was never changed in place
+        assert msgspec.msgpack.encode(start) == packed
