@@ -37,6 +37,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # records per batch when the projector catches up from its tracked offsets (bigger: faster
     # catch-up; smaller: shorter stretches between commits)
     catch_up_batch: Annotated[int, msgspec.Meta(ge=1)] = 20_000
+    # rebuild and verify: worker processes that replay partitions in parallel (0: one per core;
+    # 1: replay in the calling process), used once at least `replay_parallel_min` records are
+    # to be replayed (starting workers costs about a second)
+    replay_workers: Annotated[int, msgspec.Meta(ge=0)] = 0
+    replay_parallel_min: Annotated[int, msgspec.Meta(ge=0)] = 50_000
     # how fast `svc up` plays the sandbox day: N times real speed, or "max"
     sandbox_speed: str = "60"
     api_workers: int = 1
@@ -105,6 +110,8 @@ ENV_VARS: dict[str, str] = {
     "SVC_KAFKA_IDEMPOTENCE": "kafka_idempotence",
     "SVC_CONSENSUS_WINDOW_SECONDS": "consensus_window_seconds",
     "SVC_CATCH_UP_BATCH": "catch_up_batch",
+    "SVC_REPLAY_WORKERS": "replay_workers",
+    "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
     "SVC_SANDBOX_SPEED": "sandbox_speed",
     "SVC_API_WORKERS": "api_workers",
     "SVC_LOG_LEVEL": "log_level",

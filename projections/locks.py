@@ -19,3 +19,9 @@ def projector_lock_key(dataset: str) -> int:
 
 def scratch_lock_key(schema: str) -> int:
     return _key(f"svc.scratch:{schema}")
+
+
+def seasons_lock_key(schema: str) -> int:
+    """Held (per transaction) while a batch recomputes seasons from the games table: writers
+    into one schema (replay workers) then each see the others' committed games."""
+    return _key(f"svc.seasons:{schema}")

@@ -14,7 +14,7 @@ import asyncio
 import asyncpg
 
 from projections.batch import Batch
-from projections.locks import projector_lock_key
+from projections.locks import projector_lock_key, seasons_lock_key
 from projections.rows import TABLES, season_ids
 from schemas.datasets import pg_schema
 
@@ -77,6 +77,10 @@ class PgWriter:
         # else's business (and its builder holds that lock exclusively while it finishes)
         lock_key = projector_lock_key(dataset) if schema == pg_schema(dataset) else None
         self.begin = "BEGIN" if lock_key is None else f"BEGIN; SELECT pg_advisory_xact_lock_shared({lock_key})"
+        # seasons are recomputed from the games table: under this lock (a statement of its own,
+        # so the recomputation's snapshot is taken after it), a writer sees every other
+        # writer's committed games, and the last to commit leaves the complete season
+        self.seasons_lock = f"SELECT pg_advisory_xact_lock({seasons_lock_key(schema)})"
         s = f'"{schema}"'
         self.s = s
         self.delete_news_sql = f"DELETE FROM {s}.news WHERE player_id = ANY($1::text[])"
@@ -175,6 +179,7 @@ class PgWriter:
                 if rows.rows["news"]:
                     await conn.execute(self.news_sql, *(list(col) for col in zip(*rows.rows["news"])))
             if rows.seasons:
+                await conn.execute(self.seasons_lock)
                 await conn.execute(self.seasons_sql, *(list(col) for col in zip(*season_ids(rows.seasons))))
             await conn.execute("COMMIT")
         except BaseException:

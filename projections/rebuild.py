@@ -14,11 +14,13 @@ rebuilt to its end with deltas published: nothing of the new log was projected y
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 from dataclasses import dataclass, field
 
 import asyncpg
 
+from infra import channels
 from infra.log_epoch import ensure_epoch
 from infra.migrate import apply_dataset_ddl
 from infra.settings import Settings
@@ -28,6 +30,7 @@ from projections.log_ends import log_end_offsets
 from projections.pg_state import read_tracking
 from projections.projector import DatasetProjector
 from projections.replay import REBUILD_RECORDS, catch_up
+from projections.replay_pool import ReplayPool, assign
 from schemas.datasets import FEED_TOPICS, Dataset, pg_schema, topic_name
 
 log = logging.getLogger("projections.rebuild")
@@ -83,6 +86,71 @@ async def open_scratch(conn: asyncpg.Connection, settings: Settings, dataset: Da
     return Scratch(projector, schema, epoch)
 
 
+def replay_workers(settings: Settings) -> int:
+    if settings.replay_workers:
+        return settings.replay_workers
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class ScratchReplay:
+    """Catches a scratch schema up to given offsets, round after round: in this process, or,
+    once a round has at least `replay_parallel_min` records to replay and there are several
+    cores, by partition in worker processes (`replay_pool`) for the rest of the replay (their
+    state is in the workers from then on)."""
+
+    def __init__(self, scratch: Scratch, conn: asyncpg.Connection, settings: Settings) -> None:
+        self.scratch = scratch
+        self.conn = conn
+        self.settings = settings
+        self.pool: ReplayPool | None = None
+        self.pool_sizes: list[int] = []  # partitions per worker, once a pool started
+        self.pool_applied = 0  # records the workers applied
+
+    @property
+    def committed(self) -> dict[TP, int]:
+        return self.scratch.projector.committed
+
+    @property
+    def applied(self) -> int:
+        return self.scratch.projector.stats.applied + self.pool_applied
+
+    async def to(self, targets: dict[TP, int] | None) -> None:
+        """Up to `targets` (exclusive end offsets; None: the log's end now)."""
+        projector = self.scratch.projector
+        if targets is None:
+            targets = await log_end_offsets(self.settings, projector.topics)
+        if self.pool is None:
+            await self._maybe_start_pool(targets)
+        if self.pool is not None:
+            self.pool_applied += await self.pool.catch_up(targets, projector.core.publish)
+            projector.committed.update(self.pool.committed)
+        else:
+            await catch_up(projector, self.conn, targets=targets, batch_records=REBUILD_RECORDS)
+
+    async def _maybe_start_pool(self, targets: dict[TP, int]) -> None:
+        projector, workers = self.scratch.projector, replay_workers(self.settings)
+        remaining = {tp: max(0, end - projector.committed.get(tp, -1) - 1) for tp, end in targets.items()}
+        if workers < 2 or sum(remaining.values()) < self.settings.replay_parallel_min:
+            return
+        if sum(1 for n in remaining.values() if n) < 2 or projector.committed:
+            return  # one partition's worth, or state already folded here: stay in this process
+        # every partition of the log gets an owner, also those with nothing to replay yet
+        for tp in await log_end_offsets(self.settings, projector.topics):
+            remaining.setdefault(tp, 0)
+        groups = assign(remaining, workers)
+        self.pool = await ReplayPool.start(self.settings, projector.dataset, self.scratch.schema,
+                                           self.scratch.epoch, groups, REBUILD_RECORDS)
+        self.pool_sizes = [len(g) for g in groups]
+
+    async def close(self) -> None:
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            await pool.close()
+
+
 async def drop_schema(conn: asyncpg.Connection, schema: str) -> None:
     """Drop a scratch schema (gone already after a swap renamed it) and release its key."""
     await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
@@ -123,15 +191,15 @@ def _remaining(targets: dict[TP, int], done: dict[TP, int]) -> int:
     return sum(max(0, end - (done.get(tp, -1) + 1)) for tp, end in targets.items())
 
 
-async def _catch_up_to_live(scratch: Scratch, conn: asyncpg.Connection, live: str) -> dict[TP, int] | None:
+async def _catch_up_to_live(replay: ScratchReplay, conn: asyncpg.Connection, live: str) -> dict[TP, int] | None:
     """Replay toward the live schema's offsets until few are left (live keeps moving)."""
-    targets = await _live_targets(conn, live, scratch.epoch)
+    targets = await _live_targets(conn, live, replay.scratch.epoch)
     for _ in range(10):
         if targets is None:
             return None
-        await catch_up(scratch.projector, conn, targets=targets, batch_records=REBUILD_RECORDS)
-        targets = await _live_targets(conn, live, scratch.epoch)
-        if targets is None or _remaining(targets, scratch.projector.committed) <= CLOSE_ENOUGH:
+        await replay.to(targets)
+        targets = await _live_targets(conn, live, replay.scratch.epoch)
+        if targets is None or _remaining(targets, replay.committed) <= CLOSE_ENOUGH:
             break
     return targets
 
@@ -152,8 +220,9 @@ async def rebuild(settings: Settings, dataset: Dataset, conn: asyncpg.Connection
     stale at start), so replay this log to its end and publish its deltas."""
     live = pg_schema(dataset)
     scratch = await open_scratch(conn, settings, dataset, publish=False)
+    replay = ScratchReplay(scratch, conn, settings)
     try:
-        targets = None if new_log else await _catch_up_to_live(scratch, conn, live)
+        targets = None if new_log else await _catch_up_to_live(replay, conn, live)
         epoch_changed = targets is None
         await lock_conn.execute("SELECT pg_advisory_lock($1)", projector_lock_key(dataset))
         try:
@@ -165,14 +234,16 @@ async def rebuild(settings: Settings, dataset: Dataset, conn: asyncpg.Connection
                 scratch.projector.core.publish = True
                 topics = [topic_name(dataset, b, settings.topic_namespace) for b in FEED_TOPICS]
                 targets = await log_end_offsets(settings, topics)
-            await catch_up(scratch.projector, conn, targets=targets, batch_records=REBUILD_RECORDS)
+            await replay.to(targets)
+            await replay.close()
             generation = await swap(conn, dataset, scratch.schema, keep_outbox=not epoch_changed)
         finally:
             await lock_conn.execute("SELECT pg_advisory_unlock($1)", projector_lock_key(dataset))
     except BaseException:
+        await replay.close()
         await drop_schema(conn, scratch.schema)
         raise
-    return RebuildResult(dataset, scratch.projector.stats.applied, epoch_changed, generation)
+    return RebuildResult(dataset, replay.applied, epoch_changed, generation)
 
 
 async def swap(conn: asyncpg.Connection, dataset: Dataset, scratch: str, keep_outbox: bool) -> int:
@@ -197,6 +268,8 @@ async def swap(conn: asyncpg.Connection, dataset: Dataset, scratch: str, keep_ou
         await conn.execute(f'ALTER SCHEMA "{scratch}" RENAME TO "{live}"')
         if exists:
             await conn.execute(f'DROP SCHEMA "{retired}" CASCADE')
+        # every table is new: API processes drop what they built from the old ones (at commit)
+        await conn.execute("SELECT pg_notify($1, $2)", channels.read_models(live), channels.ALL_TABLES)
     return generation + 1
 
 
@@ -218,14 +291,16 @@ async def verify(settings: Settings, dataset: Dataset, conn: asyncpg.Connection,
                  snapshot_conn: asyncpg.Connection) -> VerifyResult:
     live = pg_schema(dataset)
     scratch = await open_scratch(conn, settings, dataset, publish=False)
+    replay = ScratchReplay(scratch, conn, settings)
     try:
-        targets = await _catch_up_to_live(scratch, conn, live)
+        targets = await _catch_up_to_live(replay, conn, live)
         if targets is None:
             return VerifyResult(dataset, 0, [f"{live}: read models are of another log epoch than the broker's"])
         await lock_conn.execute("SELECT pg_advisory_lock($1)", projector_lock_key(dataset))
         try:
             targets = await _live_targets(conn, live, scratch.epoch)
-            await catch_up(scratch.projector, conn, targets=targets, batch_records=REBUILD_RECORDS)
+            await replay.to(targets)
+            await replay.close()
             # a snapshot taken while no live batch can commit: both schemas at the same offsets
             await snapshot_conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             await snapshot_conn.fetchval("SELECT 1")
@@ -235,8 +310,9 @@ async def verify(settings: Settings, dataset: Dataset, conn: asyncpg.Connection,
             differences = await compare(snapshot_conn, live, scratch.schema)
         finally:
             await snapshot_conn.execute("ROLLBACK")
-        return VerifyResult(dataset, scratch.projector.stats.applied, differences)
+        return VerifyResult(dataset, replay.applied, differences)
     finally:
+        await replay.close()
         await drop_schema(conn, scratch.schema)
 
 

@@ -12,6 +12,7 @@ epoch changes under us, for instance when the embedded broker was restarted.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import time
@@ -38,6 +39,12 @@ from schemas.datasets import DATASETS, WIRE_DELTAS, Dataset, pg_schema, topic_na
 log = logging.getLogger("projections.runner")
 WATCH_EVERY = 5.0
 EXIT_LOG_CHANGED = 3
+# The live path freezes what each batch leaves (gc.freeze), so the cyclic collector only ever
+# scans what was made since the last batch: a full collection of the projector's heap (state,
+# faust, clients) took up to 65 ms here, a pause every event in flight paid for. Every
+# COLLECT_EVERY seconds everything is handed back for one full collection, so cycles that
+# became garbage after they were frozen are still reclaimed.
+COLLECT_EVERY = 600.0
 
 
 @dataclass
@@ -141,6 +148,14 @@ class Projector:
             self.exit_code = 1
             self.stop.set()
             raise
+        gc.freeze()
+
+    async def collect_now_and_then(self) -> None:
+        while not self.stop.is_set():
+            await asyncio.sleep(COLLECT_EVERY)
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
 
     def _task_done(self, task: asyncio.Task) -> None:
         if task.cancelled():
@@ -200,9 +215,11 @@ class Projector:
         faust_start = asyncio.create_task(self.app.start(), name="faust")
         faust_start.add_done_callback(self._task_done)
         watchdog = asyncio.create_task(self.watch(), name="watchdog")
+        collector = asyncio.create_task(self.collect_now_and_then(), name="collector")
         log.info("projector running (start-up %.2fs)", time.monotonic() - started)
         await self.stop.wait()
         watchdog.cancel()
+        collector.cancel()
         await self.shutdown()
         return self.exit_code
 

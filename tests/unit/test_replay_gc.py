@@ -1,11 +1,12 @@
-"""A catch-up raises the collector's young-generation threshold only while it runs, also when
-catch-ups of both datasets overlap and end in either order."""
+"""A catch-up raises the collector's young-generation threshold only while it runs (also when
+catch-ups of both datasets overlap and end in either order); folds run without collections and
+leave their survivors frozen until the last catch-up ends."""
 
 from __future__ import annotations
 
 import gc
 
-from projections.replay import CATCH_UP_GC_THRESHOLD, _rare_collections
+from projections.replay import CATCH_UP_GC_THRESHOLD, _folding, _rare_collections
 
 
 def test_overlapping_catch_ups_restore_the_threshold_whichever_ends_first():
@@ -28,3 +29,30 @@ def test_a_failed_catch_up_restores_the_threshold():
     except RuntimeError:
         pass
     assert gc.get_threshold() == before
+
+
+def test_a_fold_runs_without_collections_and_its_survivors_stay_out_of_scans_until_the_catch_up_ends():
+    enabled = gc.isenabled()
+    with _rare_collections():
+        frozen_before = gc.get_freeze_count()
+        kept = [{"state": i} for i in range(1000)]  # tracked objects a fold leaves behind
+        with _folding():
+            assert not gc.isenabled()
+            kept.extend({"more": i} for i in range(1000))
+        assert gc.isenabled() == enabled
+        assert gc.get_freeze_count() >= frozen_before + len(kept)
+        with _rare_collections():  # the other dataset's catch-up ends first: still frozen
+            pass
+        assert gc.get_freeze_count() >= frozen_before + len(kept)
+    assert gc.get_freeze_count() == 0  # handed back to the collector when the last one ends
+
+
+def test_a_failed_fold_turns_the_collector_back_on():
+    enabled = gc.isenabled()
+    try:
+        with _folding():
+            raise ValueError("bad record")
+    except ValueError:
+        pass
+    assert gc.isenabled() == enabled
+    gc.unfreeze()
