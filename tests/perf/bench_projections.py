@@ -18,24 +18,22 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import subprocess
+import sys
 import time
-from datetime import timedelta
-from decimal import Decimal
+from pathlib import Path
 
 from aiokafka import TopicPartition
 
 from infra.db import connect
 from infra.kafka import make_consumer, make_producer
 from infra.topics import ensure_topics
-from projections.event_time import to_us
 from projections.log_ends import high_watermarks, partitions_of
-from projections.rebuild import drop_schema, open_scratch
-from projections.replay import catch_up
+from projections.rebuild import ScratchReplay, drop_schema, open_scratch
 from schemas.datasets import FEED_GAMES, WIRE_DELTAS, topic_name
-from schemas.events import Outcome, PriceQuoted, encode
-from schemas.natural_keys import market_id
-from schemas.wire import decode_envelope
+from schemas.events import encode
 from tests.perf.run import BenchContext, Figure
 from tests.support import projection_events as ev
 from tests.support.projection_harness import start_projector
@@ -96,111 +94,73 @@ async def _raw_consume(settings, total: int) -> float:
         await consumer.stop()
 
 
-async def _replay(settings) -> tuple[float, int]:
+async def _replay(settings) -> tuple[float, int, str]:
+    """The rebuild path (`ScratchReplay`, as `svc projections rebuild|verify` run it), from a
+    fresh scratch schema to the end of the log; worker start-up included in the time."""
     conn = await connect(settings.database_url)
     try:
         scratch = await open_scratch(conn, settings, "live", publish=False)
+        replay = ScratchReplay(scratch, conn, settings)
         try:
             started = time.perf_counter()
-            n = await catch_up(scratch.projector, conn)
-            return n / (time.perf_counter() - started), n
+            await replay.to(None)
+            await replay.close()
+            elapsed = time.perf_counter() - started
+            how = f"{len(replay.pool_sizes)} worker processes" if replay.pool_sizes else "in process"
+            return replay.applied / elapsed, replay.applied, how
         finally:
+            await replay.close()
             await drop_schema(conn, scratch.schema)
     finally:
         await conn.close()
 
 
 # ---- live ---------------------------------------------------------------------------------------
+# The load and every watcher run as processes of their own (tests/perf/live_probe.py), so no
+# timestamp includes another's work.
 
-class LiveLoad:
-    """Paced quotes, one book per market so every quote moves its market's consensus."""
-
-    PRICES = (-150, -140, -130, -120, -110, 100, 110)
-
-    def __init__(self, settings) -> None:
-        self.settings = settings
-        self.games = ev.schedule(100)
-        self.topic = topic_name("live", FEED_GAMES, settings.topic_namespace)
-        self.sent: dict[tuple[int, int], float] = {}  # (partition, offset) -> append time
-        self.by_ts: dict[int, float] = {}  # source_ts (us) -> append time
-        self.n = 0
-        self.base = ev.at(10_000)
-
-    def next_event(self) -> PriceQuoted:
-        self.n += 1
-        g = self.games[self.n % len(self.games)]
-        mtype = ("h2h", "spreads", "totals")[(self.n // len(self.games)) % 3]
-        point = {"h2h": None, "spreads": Decimal("-3.5"), "totals": Decimal("47.5")}[mtype]
-        sels = ("over", "under") if mtype == "totals" else ("home", "away")
-        price = self.PRICES[(self.n // 300) % len(self.PRICES)]
-        pts = (point, point) if mtype == "totals" else ((point, -point) if point is not None else (None, None))
-        return PriceQuoted(
-            event_id=f"evt_live{self.n:012d}", source="bench", source_id=str(self.n),
-            source_ts=self.base + timedelta(microseconds=1000 * self.n), ingest_ts=self.base, game_id=g.game_id,
-            market_id=market_id(g.game_id, "game", mtype, "full", None), book="solo", kind="game", market_type=mtype,
-            point=point, outcomes=[Outcome(selection=s, name=s, price=Decimal(pr), price_format="american", point=pt)
-                                   for s, pr, pt in zip(sels, (price, 100 + abs(price) // 2), pts)],
-        )
-
-    async def run(self, producer, seconds: float, rate: int) -> None:
-        """Send at `rate` per second for `seconds`, recording each event's append time."""
-        started = time.perf_counter()
-        sent_here = 0
-        pending = []
-        while (elapsed := time.perf_counter() - started) < seconds:
-            due = int(elapsed * rate) + 1
-            while sent_here < due:
-                e = self.next_event()
-                t = time.perf_counter()
-                fut = await producer.send(self.topic, encode(e), key=e.game_id.encode())
-                self.by_ts[to_us(e.source_ts)] = t
-                pending.append((fut, t))
-                sent_here += 1
-            for fut, t in pending:
-                md = await fut
-                self.sent[(md.partition, md.offset)] = t
-            pending.clear()
-            await asyncio.sleep(0.002)
-
-    async def burst(self, producer, n: int) -> None:
-        events = [self.next_event() for _ in range(n)]
-        await asyncio.gather(*[await producer.send(self.topic, encode(e), key=e.game_id.encode()) for e in events])
+ROOT = Path(__file__).resolve().parents[2]
 
 
-async def _watch_tracking(settings, topic: str, seen: dict[tuple[int, int], float], stop: asyncio.Event) -> None:
-    """The moment each offset becomes visible as applied in Postgres (polled every 2 ms)."""
-    conn = await connect(settings.database_url)
-    try:
-        applied: dict[int, int] = {}
-        while not stop.is_set():
-            rows = await conn.fetch("SELECT partition, last_offset FROM live.tracking WHERE topic = $1", topic)
-            now = time.perf_counter()
-            for r in rows:
-                before = applied.get(r["partition"], -1)
-                for offset in range(before + 1, r["last_offset"] + 1):
-                    seen[(r["partition"], offset)] = now
-                applied[r["partition"]] = max(before, r["last_offset"])
-            await asyncio.sleep(0.002)
-    finally:
-        await conn.close()
+class Probe:
+    """A watcher process of live_probe: ready once listening; what it saw when told to finish."""
+
+    def __init__(self, out: Path, *args: str) -> None:
+        self.out = out
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.perf.live_probe", *args, "--out", str(out)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT, text=True)
+
+    async def ready(self) -> None:
+        line = await asyncio.to_thread(self.proc.stdout.readline)
+        if "ready" not in line:
+            raise RuntimeError(f"probe {self.out.name} did not start (exit {self.proc.poll()})")
+
+    async def finish(self) -> dict[str, float]:
+        self.proc.stdin.close()
+        await asyncio.to_thread(self.proc.wait, 30)
+        return json.loads(self.out.read_text())
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
 
 
-async def _watch_topic(settings, topic: str, on_record, stop: asyncio.Event) -> None:
-    consumer = make_consumer(settings, fetch_max_wait_ms=5)
-    await consumer.start()
-    try:
-        tps = await partitions_of(consumer, [topic])
-        ends = await high_watermarks(consumer, tps)
-        for tp in tps:
-            consumer.seek(tp, ends[(tp.topic, tp.partition)])
-        while not stop.is_set():
-            data = await consumer.getmany(timeout_ms=20)
-            now = time.perf_counter()
-            for records in data.values():
-                for r in records:
-                    on_record(r, now)
-    finally:
-        await consumer.stop()
+async def _load(settings, out: Path, seconds: float, rate: int, start: int = 0, burst: int = 0) -> list[list]:
+    """Run the load process; [partition, offset, source_ts_us, sent_at] per event."""
+    argv = [sys.executable, "-m", "tests.perf.live_probe", "load", "--bootstrap", settings.kafka_bootstrap,
+            "--topic", topic_name("live", FEED_GAMES, settings.topic_namespace), "--rate", str(rate),
+            "--seconds", str(seconds), "--start", str(start), "--burst", str(burst), "--out", str(out)]
+    await asyncio.to_thread(subprocess.run, argv, cwd=ROOT, check=True)
+    return json.loads(out.read_text())
+
+
+def _latencies(sent: list[list], seen: dict[str, float], by_ts: bool = False) -> list[float]:
+    out = []
+    for partition, offset, us, t in sent:
+        at = seen.get(str(us) if by_ts else f"{partition}:{offset}")
+        if at is not None:
+            out.append((at - t) * 1000)
+    return out
 
 
 async def _wait_for(path, text: str, timeout: float) -> float | None:
@@ -217,7 +177,7 @@ async def _faust_floor(ctx: BenchContext) -> tuple[list[float], list[float]]:
     live path, as faust is configured here (also: append -> plain consumer receipt)."""
     import faust
 
-    from projections.faust_app import broker_url
+    from projections.faust_app import TAKE_MAX, TAKE_WITHIN, broker_url
 
     settings = await ctx.fresh_settings(topic_partitions=4)
     await ensure_topics(settings)
@@ -226,74 +186,56 @@ async def _faust_floor(ctx: BenchContext) -> tuple[list[float], list[float]]:
                     topic_disable_leader=True, topic_allow_declare=False, store="memory://",
                     broker_session_timeout=6, broker_heartbeat_interval=1, broker_rebalance_timeout=6,
                     consumer_auto_offset_reset="latest", autodiscover=False)
-    seen: dict[tuple[int, int], float] = {}
+    seen: dict[str, float] = {}
 
     async def agent(stream):
-        async for events in stream.take_events(2000, within=0.005):
+        async for events in stream.take_events(TAKE_MAX, within=TAKE_WITHIN):
             now = time.perf_counter()
             for e in events:
-                seen[(e.message.partition, e.message.offset)] = now
+                seen[f"{e.message.partition}:{e.message.offset}"] = now
 
     app.agent(app.topic(topic, key_serializer="raw", value_serializer="raw"), name="floor")(agent)
     await app.start()
-    raw_seen: dict[tuple[int, int], float] = {}
-    stop = asyncio.Event()
-    watcher = asyncio.create_task(_watch_topic(settings, topic, lambda r, now: raw_seen.__setitem__(
-        (r.partition, r.offset), now), stop))
-    producer = make_producer(settings, linger_ms=0)
-    await producer.start()
+    raw = Probe(ctx.workdir / "floor-raw.json", "topic", "--bootstrap", settings.kafka_bootstrap, "--topic", topic)
     try:
+        await raw.ready()
         await asyncio.sleep(2.0)
-        load = LiveLoad(settings)
-        await load.run(producer, LIVE_SECONDS, RATE)
+        sent = await _load(settings, ctx.workdir / "floor-load.json", LIVE_SECONDS, RATE)
         await asyncio.sleep(1.0)
-        faust_lat = [(seen[k] - t) * 1000 for k, t in load.sent.items() if k in seen]
-        raw_lat = [(raw_seen[k] - t) * 1000 for k, t in load.sent.items() if k in raw_seen]
-        return faust_lat, raw_lat
+        return _latencies(sent, seen), _latencies(sent, await raw.finish())
     finally:
-        stop.set()
-        watcher.cancel()
-        await producer.stop()
+        raw.kill()
         await app.stop()
 
 
 async def _live_and_restart(ctx: BenchContext) -> list[Figure]:
     settings = await ctx.fresh_settings(topic_partitions=4)
     await ensure_topics(settings)
-    load = LiveLoad(settings)
+    topic = topic_name("live", FEED_GAMES, settings.topic_namespace)
     log = ctx.workdir / f"projector-{settings.topic_namespace.strip('.')}.log"
     proc = start_projector(settings, log)
-    stop = asyncio.Event()
-    committed: dict[tuple[int, int], float] = {}
-    raw_seen: dict[tuple[int, int], float] = {}
-    delta_seen: dict[int, float] = {}
-
-    def on_feed(r, now):
-        raw_seen[(r.partition, r.offset)] = now
-
-    def on_delta(r, now):
-        delta_seen.setdefault(to_us(decode_envelope(r.value).source_ts), now)
-
-    watchers = [
-        asyncio.create_task(_watch_tracking(settings, load.topic, committed, stop)),
-        asyncio.create_task(_watch_topic(settings, load.topic, on_feed, stop)),
-        asyncio.create_task(_watch_topic(settings, topic_name("live", WIRE_DELTAS, settings.topic_namespace),
-                                         on_delta, stop)),
+    probes = [
+        Probe(ctx.workdir / "live-raw.json", "topic", "--bootstrap", settings.kafka_bootstrap, "--topic", topic),
+        Probe(ctx.workdir / "live-deltas.json", "topic", "--bootstrap", settings.kafka_bootstrap, "--topic",
+              topic_name("live", WIRE_DELTAS, settings.topic_namespace), "--deltas"),
+        Probe(ctx.workdir / "live-tracking.json", "tracking", "--database-url", settings.database_url, "--schema",
+              "live", "--topic", topic),
     ]
-    producer = make_producer(settings, linger_ms=0)
-    await producer.start()
     figures: list[Figure] = []
     try:
         if await _wait_for(log, "resuming at the tracked offsets", 60) is None:
             raise RuntimeError("the projector did not hand over to faust: " + log.read_text()[-2000:])
+        for probe in probes:
+            await probe.ready()
         await asyncio.sleep(1.0)
-        await load.run(producer, LIVE_SECONDS, RATE)
+        sent = await _load(settings, ctx.workdir / "live-load.json", LIVE_SECONDS, RATE)
         await asyncio.sleep(2.0)
-        sent = dict(load.sent)
-        commit_lat = [(committed[k] - t) * 1000 for k, t in sent.items() if k in committed]
-        raw_lat = [(raw_seen[k] - t) * 1000 for k, t in sent.items() if k in raw_seen]
-        delta_lat = [(delta_seen[us] - t) * 1000 for us, t in load.by_ts.items() if us in delta_seen]
-        note = f"{len(sent)} events at {RATE}/s over {LIVE_SECONDS} s, 4 partitions; {len(delta_lat)} deltas"
+        raw_seen, delta_seen, committed = [await probe.finish() for probe in probes]
+        raw_lat = _latencies(sent, raw_seen)
+        commit_lat = _latencies(sent, committed)
+        delta_lat = _latencies(sent, delta_seen, by_ts=True)
+        note = (f"{len(sent)} events at {RATE}/s over {LIVE_SECONDS} s, 4 partitions; {len(commit_lat)} committed, "
+                f"{len(delta_lat)} deltas seen; load and watchers in processes of their own")
         for q, label in ((0.5, "p50"), (0.99, "p99")):
             base = _percentile(raw_lat, q)
             figures.append(Figure(f"live latency {label}: append -> committed read model",
@@ -306,8 +248,9 @@ async def _live_and_restart(ctx: BenchContext) -> list[Figure]:
         # restart: kill under load, a burst piles up, start again, time to within 10,000 of the head
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        background = asyncio.create_task(load.run(producer, 30, RATE))
-        await load.burst(producer, BURST)
+        background = asyncio.create_task(
+            _load(settings, ctx.workdir / "restart-load.json", 30, RATE, start=len(sent) + 1, burst=BURST))
+        await _backlog(settings, topic, BURST)
         restart_log = ctx.workdir / f"restart-{settings.topic_namespace.strip('.')}.log"
         started = time.perf_counter()
         proc = start_projector(settings, restart_log)
@@ -318,9 +261,9 @@ async def _live_and_restart(ctx: BenchContext) -> list[Figure]:
             while time.perf_counter() - started < 60:
                 if startup is None and "projector running" in (restart_log.read_text() if restart_log.exists() else ""):
                     startup = time.perf_counter() - started
-                ends = await _ends(settings, load.topic)
+                ends = await _ends(settings, topic)
                 applied = {r["partition"]: r["last_offset"] + 1 for r in await conn.fetch(
-                    "SELECT partition, last_offset FROM live.tracking WHERE topic = $1", load.topic)}
+                    "SELECT partition, last_offset FROM live.tracking WHERE topic = $1", topic)}
                 lag = sum(end - applied.get(p, 0) for p, end in ends.items())
                 if lag <= WITHIN:
                     within = time.perf_counter() - started
@@ -328,23 +271,36 @@ async def _live_and_restart(ctx: BenchContext) -> list[Figure]:
                 await asyncio.sleep(0.05)
         finally:
             await conn.close()
-        background.cancel()
+        await background
         figures.append(Figure(
             f"restart: SIGKILL -> within {WITHIN:,} events of the head", within if within is not None else float("nan"),
             "s", "process start-up share (until `projector running`)", startup, "< 10 s",
             f"{BURST:,}-event backlog appended while it was down, {RATE}/s continuing",
         ))
     finally:
-        stop.set()
-        for w in watchers:
-            w.cancel()
-        await producer.stop()
+        for probe in probes:
+            probe.kill()
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(30)
         except Exception:
             proc.kill()
     return figures
+
+
+async def _backlog(settings, topic: str, n: int) -> None:
+    """Wait until the log holds at least `n` records more than the projector applied."""
+    conn = await connect(settings.database_url)
+    try:
+        while True:
+            ends = await _ends(settings, topic)
+            applied = {r["partition"]: r["last_offset"] + 1 for r in await conn.fetch(
+                "SELECT partition, last_offset FROM live.tracking WHERE topic = $1", topic)}
+            if sum(end - applied.get(p, 0) for p, end in ends.items()) >= n:
+                return
+            await asyncio.sleep(0.05)
+    finally:
+        await conn.close()
 
 
 async def _ends(settings, topic: str) -> dict[int, int]:
@@ -365,12 +321,13 @@ async def run(ctx: BenchContext) -> list[Figure]:
     print(f"   season log: {total:,} events appended in {time.perf_counter() - started:.1f}s", flush=True)
     raw = max([await _raw_consume(settings, total) for _ in range(2)])
     print(f"   raw consume {raw:,.0f} events/s", flush=True)
-    replay, applied = await _replay(settings)
-    print(f"   replay {replay:,.0f} events/s", flush=True)
+    replay, applied, how = await _replay(settings)
+    print(f"   replay {replay:,.0f} events/s ({how})", flush=True)
     figures = [Figure(
         "replay rate, season log (rebuild path into a scratch schema)", replay, "events/s",
         "raw aiokafka getmany, same topic", raw, ">= 0.25",
-        f"{applied:,} events: {GAMES} games x {len(BOOKS)} books x 3 markets x {ROUNDS} rounds; 4 partitions",
+        f"{applied:,} events: {GAMES} games x {len(BOOKS)} books x 3 markets x {ROUNDS} rounds; 4 partitions; "
+        f"replayed {how}",
     )]
     faust_lat, raw_lat = await _faust_floor(ctx)
     for q, label in ((0.5, "p50"), (0.99, "p99")):
