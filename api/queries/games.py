@@ -84,6 +84,15 @@ async def list_games(
 
 
 
+def _shifted(at: datetime, days: int) -> datetime:
+    """`at` moved by `days`, held at the ends of the calendar (a slate of 0001-01-01 is empty,
+    not an overflow)."""
+    try:
+        return at + timedelta(days=days)
+    except OverflowError:
+        return (datetime.min if days < 0 else datetime.max).replace(tzinfo=at.tzinfo)
+
+
 def _day_filters(
     where: Where, *, day: date, starts_at: datetime, ends_at: datetime, sport: str | None,
     competition: str | None, statuses: Sequence[str] | None,
@@ -91,7 +100,7 @@ def _day_filters(
     # a game with a time is on the day when it starts within it; a game with only a date
     # (the source gave no time) is on the day of that date. kickoff_sort (indexed) is within a
     # day of either, which bounds the scan.
-    where.add("g.kickoff_sort >= {} AND g.kickoff_sort < {}", starts_at - timedelta(days=2), ends_at + timedelta(days=2))
+    where.add("g.kickoff_sort >= {} AND g.kickoff_sort < {}", _shifted(starts_at, -2), _shifted(ends_at, 2))
     where.add(
         "((g.kickoff_at >= {} AND g.kickoff_at < {}) OR (g.kickoff_at IS NULL AND g.kickoff_date = {}))",
         starts_at, ends_at, day,

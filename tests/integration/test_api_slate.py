@@ -114,3 +114,15 @@ async def test_time_zone_and_date_are_validated(api):
     assert r.status_code == 400 and r.json()["param"] == "date"
     today = await api.get("/v1/slate", params={"tz": "Pacific/Auckland"})
     assert today.status_code == 200 and today.json()["timezone"] == "Pacific/Auckland"
+
+
+async def test_the_first_and_last_days_of_the_calendar_are_answered(api):
+    """Days at the ends of the calendar: an empty slate, or a 400 on `date` where the day's
+    bounds fall outside what a timestamp can hold; never a 500."""
+    for day, tz in (("0001-01-01", "America/New_York"), ("0001-01-01", "Pacific/Auckland"),
+                    ("9999-12-31", "America/New_York"), ("9999-12-31", "Pacific/Auckland")):
+        r = await api.get("/v1/slate", params={"date": day, "tz": tz})
+        if r.status_code == 200:
+            assert (r.json()["date"], r.json()["game_count"], r.json()["data"]) == (day, 0, []), (day, tz)
+        else:
+            assert (r.status_code, r.json()["code"], r.json()["param"]) == (400, "invalid_request", "date"), (day, tz)
