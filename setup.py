@@ -24,6 +24,7 @@ COMPILED = [
     "projections/consensus.py",
     "projections/deltas.py",
     "projections/event_time.py",
+    "projections/lines.py",
     "projections/quotes.py",
     "projections/reducers/common.py",
     "projections/reducers/markets.py",

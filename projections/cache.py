@@ -63,12 +63,12 @@ class StateCache:
         return parts, quotes
 
     def write(self, parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, Any]], mark: Watermark) -> None:
-        """State parts, quotes (BookQuote or its msgpack) and the watermark, atomically."""
+        """State parts, quotes (`lines.BookQuote` or its msgpack) and the watermark, atomically."""
         wb = WriteBatch(raw_mode=True)
         for key, value in parts:
             wb.put(key.encode(), value)
         for key, value in quotes:
-            wb.put(key.encode(), value if isinstance(value, bytes) else _pack(value))
+            wb.put(key.encode(), value if isinstance(value, bytes) else _pack(value.stored()))
         wb.put(_META, msgspec.msgpack.encode(mark))
         self.db.write(wb)
 

@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import Iterable, Mapping, Sequence, cast
 
 from projections.odds.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
-from projections.state import BookQuote, Consensus, ConsensusOutcome, LineState, Suspension
+from projections.lines import BookQuote, Consensus, LineState
+from projections.state import Suspension
 
 EXCHANGE = "exchange"
 OTHER_METHODS = tuple(m for m in METHODS if m != DEFAULT_METHOD)
@@ -134,12 +135,9 @@ def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     total = sum(medians)
     probabilities = [m / total for m in medians]
     hold = 1.0 - 1.0 / sum([1.0 / p for p in prices])
-    outcomes = tuple([
-        ConsensusOutcome(o.selection, o.name, o.participant_id, o.point, prices[i], probabilities[i])
-        for i, o in enumerate(first)
-    ])
     fair = 1.0 / len(prices)
-    return Consensus(n, hold, outcomes, sum([abs(p - fair) for p in probabilities]))
+    # the outcomes themselves are built when a row or a delta shows them (`Consensus.outcomes`)
+    return Consensus(n, hold, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from projections.event_time import from_us
 from projections.odds.devig import DEFAULT_METHOD
-from projections.state import Consensus, GameState, MarketState
+from projections.lines import Consensus
+from projections.state import GameState, MarketState
 
 GAME_STATE = "game.state"
 MARKET_UPDATE = "market.update"
@@ -112,10 +113,10 @@ def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str,
                 "name": o.name,
                 "participant_id": o.participant_id,
                 "point": number(o.point),
-                "price": o.price,
-                "probability": {DEFAULT_METHOD: o.probability},
+                "price": consensus.prices[i],
+                "probability": {DEFAULT_METHOD: consensus.probabilities[i]},
             }
-            for o in consensus.outcomes
+            for i, o in enumerate(consensus.names)
         ],
     }
 

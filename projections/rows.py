@@ -24,8 +24,9 @@ from projections.deltas import field as game_field
 from projections.event_time import from_us, opt_dt
 from projections.odds.devig import DEFAULT_METHOD, METHODS
 from projections.search_terms import normalise
+from projections.lines import BookQuote, LineState
 from projections.state import (
-    BookQuote, GameState, LineState, MarketState, Origin, PlayerState, TeamState,
+    GameState, MarketState, Origin, PlayerState, StoredQuote, TeamState,
 )
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.reference import COMPETITIONS, SPORTS
@@ -222,14 +223,14 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
     assert c is not None, "a line row without a consensus"
     eligible = eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us)
     others, notes = _methods(tuple([q.odds for q in eligible]))
-    probabilities = {DEFAULT_METHOD: tuple(o.probability for o in c.outcomes), **others}
+    probabilities = {DEFAULT_METHOD: tuple(c.probabilities), **others}
     outcomes = [
         {
             "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),
-            "price": o.price,
+            "price": c.prices[i],
             "probability": {method: _nth(probabilities[method], i) for method in METHODS},
         }
-        for i, o in enumerate(c.outcomes)
+        for i, o in enumerate(c.names)
     ]
     source = ", ".join(sorted({q.origin.source for q in eligible}))
     as_of = from_us(max(q.origin.source_ts for q in eligible))
@@ -451,7 +452,9 @@ def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[s
 
 
 def decode_part(part: str, blob: bytes):
-    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState, "q": BookQuote}[part[0]]
+    if part[0] == "q":
+        return msgspec.msgpack.decode(blob, type=StoredQuote).quote()
+    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState}[part[0]]
     return msgspec.msgpack.decode(blob, type=kind)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from projections.event_time import Stamp
+from projections.lines import BookQuote, Consensus, LineState  # noqa: F401  (plain classes)
 
 KnownBy = tuple[tuple[str, str], ...]  # sorted (source, source_id) pairs
 Fields = dict[str, tuple[Any, Stamp]]  # field -> (value, stamp of the newest event that set it)
@@ -59,21 +60,22 @@ class QuotedOutcome(msgspec.Struct, frozen=True, array_like=True, gc=False):
     point: Decimal | None
 
 
-class BookQuote(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """One book's newest prices for one line."""
+class StoredQuote(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A `lines.BookQuote` as the cache stores it (`BookQuote.stored()`): the same array."""
 
     book: str
     book_name: str | None
     kind: str
     origin: Origin
-    outcomes: tuple[QuotedOutcome, ...]  # canonical selection order
-    # decimal odds aligned with `outcomes`; None when the quote cannot price the line (a bad
-    # price, a repeated selection, an outcome at another point, fewer than two outcomes)
+    outcomes: tuple[QuotedOutcome, ...]
     odds: tuple[float, ...] | None
     selections: tuple[str, ...]
-    # the default devig method's probabilities of `odds`, computed once per quote
     probabilities: tuple[float, ...] | None
-    ts: int  # origin.source_ts, at hand for the window test
+    ts: int
+
+    def quote(self) -> BookQuote:
+        return BookQuote(self.book, self.book_name, self.kind, self.origin, self.outcomes, self.odds,
+                         self.selections, self.probabilities, self.ts)
 
 
 class ConsensusOutcome(msgspec.Struct, frozen=True, array_like=True, gc=False):
@@ -83,25 +85,6 @@ class ConsensusOutcome(msgspec.Struct, frozen=True, array_like=True, gc=False):
     point: Decimal | None
     price: float  # median decimal price across eligible books
     probability: float  # median no-vig probability (default method), renormalised
-
-
-class Consensus(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """A line's consensus under the default devig method, as deltas show it."""
-
-    books: int
-    hold: float
-    outcomes: tuple[ConsensusOutcome, ...]
-    evenness: float  # distance from an even line (every outcome at 1/n): the main-line tie-break
-
-    @property
-    def visible(self) -> tuple:
-        return (self.books, self.hold, self.outcomes)
-
-
-class LineState(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    point: Decimal | None
-    books: dict[str, BookQuote]
-    consensus: Consensus | None = None  # derived from `books` and the market's suspensions
 
 
 class Suspension(msgspec.Struct, frozen=True, array_like=True, gc=False):

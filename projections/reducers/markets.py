@@ -22,9 +22,8 @@ from projections.deltas import (
 from projections.event_time import Stamp
 from projections.quotes import decimal_odds, line_key, points_agree, selection_key
 from projections.reducers.common import Owned, earliest, origin_of
-from projections.state import (
-    BookQuote, Consensus, GameState, LineState, MarketState, Origin, QuotedOutcome, Suspension,
-)
+from projections.lines import BookQuote, Consensus, LineState
+from projections.state import GameState, MarketState, Origin, QuotedOutcome, Suspension
 from schemas.events import MarketSuspended, PriceQuoted
 from schemas.wire import market_topic
 
@@ -145,10 +144,10 @@ def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
         m = _set(m, own, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
     if line is not None and own.has(line):
         if old is None:  # a new book: its place in book order
-            force_setattr(line, "books", _books_with(line, e.book, quote))
+            line.books = _books_with(line, e.book, quote)
         else:
             line.books[e.book] = quote
-        force_setattr(line, "consensus", line_consensus(line.books, m.suspend_all, m.suspend_book, window_us))
+        line.consensus = line_consensus(line.books, m.suspend_all, m.suspend_book, window_us)
     else:
         books = _books_with(line, e.book, quote)
         new_line = own.add(LineState(e.point, books, line_consensus(books, m.suspend_all, m.suspend_book, window_us)))
@@ -218,7 +217,7 @@ def _looks_changed(was: Consensus | None, was_main: bool, now: Consensus | None,
         return was is not now
     if was_main != now_main:
         return True
-    return was is not now and (was.books != now.books or was.hold != now.hold or was.outcomes != now.outcomes)
+    return was is not now and not was.same_view(now)
 
 
 def reduce_market(state: GameState | None, event, window_us: int,

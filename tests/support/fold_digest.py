@@ -66,6 +66,7 @@ def digest(seed: int = 7, batch: int = 97) -> dict:
 
     from projections.batch import BatchCore
     from projections.compiled import loaded
+    from projections.lines import fields_of
     from schemas.events import encode, event_key, event_topic
 
     class Rec(msgspec.Struct):
@@ -92,7 +93,7 @@ def digest(seed: int = 7, batch: int = 97) -> dict:
             h.update(repr((table, sorted(map(repr, rows)))).encode())
         h.update(repr((b.rows.lines_deleted, sorted(b.rows.seasons), sorted(map(repr, b.rows.quotes)))).encode())
     for key in sorted(core.states):
-        h.update(msgspec.msgpack.encode(core.states[key]))
+        h.update(msgspec.msgpack.encode(core.states[key], enc_hook=fields_of))
     return {"digest": h.hexdigest(), "events": len(records), "deltas": deltas, "compiled": loaded()}
 
 

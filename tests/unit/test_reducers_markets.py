@@ -8,6 +8,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from projections.lines import fields_of
 from projections.deltas import MARKET_SUSPENDED, MARKET_UPDATE
 from projections.reducers import reduce
 from projections.reducers.common import Owned
@@ -157,7 +158,7 @@ def test_changing_owned_states_in_place_gives_what_copying_gives(events, data):
     state, deltas, starts = None, [], []
     for lo, hi in zip([0, *cut], [*cut, len(events)]):  # batches: `own` lives for one
         own = Owned()
-        starts.append((state, msgspec.msgpack.encode(state)))
+        starts.append((state, msgspec.msgpack.encode(state, enc_hook=fields_of)))
         for e in events[lo:hi]:
             state, out = reduce(state, e, WINDOW_US, own)
             deltas.extend(out)
@@ -165,4 +166,4 @@ def test_changing_owned_states_in_place_gives_what_copying_gives(events, data):
     assert [(d.wire_topic, d.seq, d.type, d.data) for d in deltas] == [
         (d.wire_topic, d.seq, d.type, d.data) for d in copied_deltas]
     for start, packed in starts:  # what each batch started from was never changed in place
-        assert msgspec.msgpack.encode(start) == packed
+        assert msgspec.msgpack.encode(start, enc_hook=fields_of) == packed
