@@ -42,12 +42,13 @@ class Record(Protocol):
 @dataclass
 class Batch:
     rows: RowSet
-    deltas: list[Delta]
+    deltas: list[Delta]  # kept only when the batch publishes (see `delta_count`)
     envelopes: list[tuple[str, int, bytes]]  # (wire topic, seq, envelope bytes)
     tracking: dict[TP, tuple[int, int]]  # partition -> (offset applied before, offset applied now)
     start: dict[str, KeyState | None]
     applied: int = 0
     bad: list[tuple[TP, int, str]] = field(default_factory=list)
+    delta_count: int = 0
 
     @property
     def empty(self) -> bool:
@@ -77,6 +78,8 @@ class BatchCore:
         refs: dict[tuple[str, str], Origin] = {}
         bad = []
         applied = 0
+        made = 0  # deltas made (a rebuild keeps their seqs, not the deltas)
+        publish = self.publish
         own = Owned()  # what this fold made: changed in place on later touches within the batch
         for r in records:
             tp = (r.topic, r.partition)
@@ -104,20 +107,22 @@ class BatchCore:
             if new is not state:
                 states[key] = new
             if out:
-                deltas.extend(out)
+                made += len(out)
+                if publish:
+                    deltas.extend(out)
             if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
                 _ref_origins(event, refs)
             applied += 1
         rows = batch_rows(start, states, refs, window_us)
         envelopes = []
-        if self.publish:
+        if publish:
             for d in deltas:
                 envelope = Envelope(
                     op="delta", type=d.type, topic=d.wire_topic, seq=d.seq, source_ts=from_us(d.source_ts),
                     emit_ts=emit_ts, source=d.source, data=d.data,
                 )
                 envelopes.append((d.wire_topic, d.seq, encode_envelope(envelope)))
-        return Batch(rows, deltas, envelopes, moved, start, applied, bad)
+        return Batch(rows, deltas, envelopes, moved, start, applied, bad, made)
 
     def rollback(self, batch: Batch) -> None:
         """Undo a fold whose write failed (batches folded after it must be undone first)."""

@@ -132,7 +132,7 @@ class DatasetProjector:
         s = self.stats
         s.batches += 1
         s.applied += batch.applied
-        s.deltas += len(batch.deltas)
+        s.deltas += batch.delta_count
         s.bad += len(batch.bad)
         for tp, offset, reason in batch.bad:
             log.error("%s: record %s[%d]@%d is not a canonical event, skipped: %s", self.schema, tp[0], tp[1],

@@ -125,3 +125,15 @@ def test_the_log_projects_something_of_every_kind():
     assert all(s == list(range(1, len(s) + 1)) for s in seqs.values())
     # topic_seq holds each topic's last seq
     assert {k[0]: v[1] for k, v in tables["topic_seq"].items()} == {t: s[-1] for t, s in seqs.items()}
+
+
+def test_a_rebuild_batch_counts_its_deltas_and_keeps_the_same_rows_without_them():
+    """publish=False (rebuilds): the same rows and seqs, the deltas counted but not kept."""
+    core = BatchCore(3600 * 1_000_000, publish=False)
+    b = core.fold(RECS, datetime(2024, 1, 1, tzinfo=timezone.utc))
+    assert (b.deltas, b.envelopes) == ([], [])
+    assert b.delta_count == len(WHOLE[1]) > 0
+    tables = {t: {} for t in TABLES}
+    apply(tables, b.rows)
+    for table in TABLES:
+        assert tables[table] == WHOLE[0][table], table
