@@ -6,6 +6,9 @@ batch core finds the rows to write. Times are epoch microseconds (see `event_tim
 State depends only on events of its own key, so a live run and a rebuild agree exactly.
 Structs are `gc=False`: immutable trees never form cycles, and leaving the projector's large
 working set out of the cyclic garbage collector keeps collections short (no latency spikes).
+A market's lines, their quotes and consensus are plain classes (`projections.lines`), which the
+collector does track; the live projector freezes each batch's survivors (`runner`), so they are
+not scanned again.
 """
 
 from __future__ import annotations
