@@ -1,6 +1,6 @@
 """Pure code imports no I/O library: ingest adapters, identity rules and the simulation, the
-Wire's rules and the API's access rules are testable (and replayable) without a broker or a
-database."""
+Wire's rules, the API's access rules and the projections' reducers, consensus and odds maths
+are testable (and replayable) without a broker or a database."""
 
 from __future__ import annotations
 
@@ -31,7 +31,21 @@ API_PURE = ["api.access.plans", "api.access.window", "api.access.periods", "api.
             "infra.channels"]
 
 
-@pytest.mark.parametrize("modules", [PURE, WIRE_PURE, API_PURE], ids=["ingest", "wire", "api"])
+# the projections' rules: state, reducers, consensus and odds maths, deltas, rows, the batch
+# core and the schemas they fold; the drivers (faust app, writer, cache, replay) touch I/O
+PROJECTIONS_PURE = [
+    "projections.state", "projections.lines", "projections.consensus", "projections.reducers",
+    "projections.reducers.markets", "projections.reducers.games", "projections.reducers.players",
+    "projections.reducers.teams", "projections.deltas", "projections.rows", "projections.batch",
+    "projections.quotes", "projections.event_time", "projections.assemble", "projections.season_lines",
+    "projections.search_terms", "projections.odds.devig", "projections.odds.bets", "projections.odds.cards",
+    "projections.odds.middles", "projections.odds.prices", "projections.odds.exact", "projections.odds.devig_exact",
+    "schemas.events", "schemas.ids", "schemas.natural_keys",
+]
+
+
+@pytest.mark.parametrize("modules", [PURE, WIRE_PURE, API_PURE, PROJECTIONS_PURE],
+                         ids=["ingest", "wire", "api", "projections"])
 def test_pure_modules_import_no_io_library(modules):
     code = (
         "import sys\n"
