@@ -22,17 +22,24 @@ from api.access.window import LogReading, RatePolicy, admit
 log = structlog.get_logger("api.access")
 REDIS_CONNECTIONS = 32  # per API process; calls beyond them queue for a free one
 REDIS_WAIT_SECONDS = 2.0  # past this a call is counted in-process, as when Redis is down
+REDIS_IO_SECONDS = 1.0  # a Redis that accepts but does not answer holds a call no longer
+REDIS_RETRY_SECONDS = 5.0  # after a failure, count in-process this long before asking Redis again
 
 
-def shared_redis(url: str, connections: int = REDIS_CONNECTIONS, wait: float = REDIS_WAIT_SECONDS) -> Any:
+def shared_redis(url: str, connections: int = REDIS_CONNECTIONS, wait: float = REDIS_WAIT_SECONDS,
+                 io_timeout: float = REDIS_IO_SECONDS) -> Any:
     """A Redis client whose bursts wait for one of a bounded set of connections.
 
     redis-py's plain pool refuses the call past its size (100) at once; those calls would then
-    be counted in-process, so a burst from one key could pass its shared window.
+    be counted in-process, so a burst from one key could pass its shared window. Connecting and
+    each reply are bounded too: a hung Redis costs a call `io_timeout`, then it is counted
+    in-process like a Redis that is down.
     """
     import redis.asyncio as aioredis
 
-    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=wait)
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=connections, timeout=wait, socket_connect_timeout=io_timeout, socket_timeout=io_timeout,
+    )
     return aioredis.Redis.from_pool(pool)
 
 
@@ -100,19 +107,26 @@ class RedisWindows:
 
 
 class Windows:
-    """Redis when configured, else (or while it fails) in-process."""
+    """Redis when configured, else (or while it fails) in-process. After a failure, calls are
+    counted in-process for `retry_after` seconds before Redis is asked again, so a Redis that
+    hangs costs one call its timeout, not every call."""
 
-    def __init__(self, redis: Any | None, prefix: str, memory: MemoryWindows | None = None) -> None:
+    def __init__(self, redis: Any | None, prefix: str, memory: MemoryWindows | None = None,
+                 retry_after: float = REDIS_RETRY_SECONDS) -> None:
         self.shared = RedisWindows(redis, prefix) if redis is not None else None
         self.memory = memory or MemoryWindows()
+        self.retry_after = retry_after
         self._warned_at = 0.0
+        self._down_until = 0.0
 
     async def hit(self, key: str, policy: RatePolicy) -> LogReading:
-        if self.shared is not None:
+        if self.shared is not None and time.monotonic() >= self._down_until:
             try:
                 return await self.shared.hit(key, policy)
             except (RedisError, OSError) as exc:
-                if time.monotonic() - self._warned_at > 30:
-                    self._warned_at = time.monotonic()
+                now = time.monotonic()
+                self._down_until = now + self.retry_after
+                if now - self._warned_at > 30:
+                    self._warned_at = now
                     log.warning("redis unavailable: rate windows counted in-process", error=type(exc).__name__)
         return await self.memory.hit(key, policy)

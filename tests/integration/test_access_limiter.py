@@ -104,3 +104,34 @@ async def test_in_process_store_forgets_idle_subjects():
     now[0] += 601  # every logged call has left its window
     await memory.hit("addr:new", policy)
     assert len(memory) == 1
+
+
+async def test_a_redis_that_accepts_but_never_answers_costs_a_call_its_timeout_then_counts_in_process():
+    """A hung Redis (the socket accepts, no reply ever comes) must not hold requests forever."""
+    silent: list[asyncio.StreamWriter] = []
+
+    async def accept(reader, writer):
+        silent.append(writer)  # read nothing, answer nothing
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = shared_redis(f"redis://127.0.0.1:{port}/0", io_timeout=0.3)
+    try:
+        windows = Windows(client, prefix="test:", retry_after=60)
+        policy = RatePolicy("free", 2, 60)
+        clock = asyncio.get_running_loop().time
+        started = clock()
+        first = await asyncio.wait_for(windows.hit("k", policy), 10)
+        waited = clock() - started
+        assert first.allowed and 0.25 <= waited < 5  # one call pays the timeout, and no more
+        started = clock()
+        rest = [await asyncio.wait_for(windows.hit("k", policy), 10) for _ in range(2)]
+        assert clock() - started < 0.25  # Redis is not asked again within `retry_after`
+        assert [r.allowed for r in rest] == [True, False]  # the in-process window
+        assert len(windows.memory) == 1
+    finally:
+        await client.aclose()
+        for w in silent:
+            w.close()
+        server.close()
+        await server.wait_closed()
