@@ -15,7 +15,7 @@ from projections.event_time import to_us
 from projections.reducers.markets import finish_market, make_quote
 from projections.rows import decode_part
 from projections.lines import BookQuote, LineState
-from projections.state import GameState, KeyState, MarketState, Origin, QuotedOutcome, StoredQuote
+from projections.state import GameState, KeyState, MarketState, Origin, QuotedOutcome
 
 
 class _StoredOutcome(msgspec.Struct):
@@ -52,7 +52,7 @@ def assemble(parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str
     books: dict[str, dict[str, dict[str, BookQuote]]] = {}
     for market_id, key, book, value in quotes:
         if isinstance(value, bytes):
-            quote = msgspec.msgpack.decode(value, type=StoredQuote).quote()
+            quote = decode_part("q", value)
         else:
             quote = _quote_from_row(value, markets[market_id].type, point_of(key))
         books.setdefault(market_id, {}).setdefault(key, {})[book] = quote

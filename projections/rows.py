@@ -452,6 +452,7 @@ def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[s
 
 
 def decode_part(part: str, blob: bytes):
+    """A stored part by its key's kind: g(ame), m(arket), p(layer), t(eam) or q(uote)."""
     if part[0] == "q":
         return msgspec.msgpack.decode(blob, type=StoredQuote).quote()
     kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState}[part[0]]

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from projections.event_time import Stamp
-from projections.lines import BookQuote, Consensus, LineState  # noqa: F401  (plain classes)
+from projections.lines import BookQuote, LineState
 
 KnownBy = tuple[tuple[str, str], ...]  # sorted (source, source_id) pairs
 Fields = dict[str, tuple[Any, Stamp]]  # field -> (value, stamp of the newest event that set it)

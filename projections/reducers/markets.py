@@ -15,11 +15,10 @@ from msgspec.structs import force_setattr
 
 from projections.consensus import devig, is_suspended, line_consensus, pick_main
 from projections.odds.devig import DEFAULT_METHOD
-from projections.event_time import to_us
+from projections.event_time import Stamp, to_us
 from projections.deltas import (
     MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
 )
-from projections.event_time import Stamp
 from projections.quotes import decimal_odds, line_key, points_agree, selection_key
 from projections.reducers.common import Owned, earliest, origin_of
 from projections.lines import BookQuote, Consensus, LineState
@@ -212,7 +211,9 @@ def _shown(named: bool, line: LineState | None) -> Consensus | None:
 
 
 def _looks_changed(was: Consensus | None, was_main: bool, now: Consensus | None, now_main: bool) -> bool:
-    """`line_visible` before != after, without building either (this runs for every quote)."""
+    """Whether a market topic shows the line differently now: its consensus (books, hold,
+    outcomes) or whether it is the main line, compared without building either view (this runs
+    for every quote)."""
     if was is None or now is None:
         return was is not now
     if was_main != now_main:
