@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from projections.replay import CATCH_UP_GC_THRESHOLD, _folding, _rare_collections
 
 
@@ -23,11 +25,8 @@ def test_overlapping_catch_ups_restore_the_threshold_whichever_ends_first():
 
 def test_a_failed_catch_up_restores_the_threshold():
     before = gc.get_threshold()
-    try:
-        with _rare_collections():
-            raise RuntimeError("write failed")
-    except RuntimeError:
-        pass
+    with pytest.raises(RuntimeError), _rare_collections():
+        raise RuntimeError("write failed")
     assert gc.get_threshold() == before
 
 
@@ -49,10 +48,7 @@ def test_a_fold_runs_without_collections_and_its_survivors_stay_out_of_scans_unt
 
 def test_a_failed_fold_turns_the_collector_back_on():
     enabled = gc.isenabled()
-    try:
-        with _folding():
-            raise ValueError("bad record")
-    except ValueError:
-        pass
+    with pytest.raises(ValueError), _folding():
+        raise ValueError("bad record")
     assert gc.isenabled() == enabled
     gc.unfreeze()
