@@ -7,6 +7,11 @@ counted and skipped, never allowed to stop the projector. Each fold can be undon
 (`rollback`) because states are immutable between folds: the batch keeps every touched key's
 prior state. Within a fold, what the fold itself made is changed in place on later touches
 (`Owned`: a key touched a thousand times in a replay batch is copied once, not a thousand times).
+
+A batch may be fed in several chunks (`Fold`, `feed`, `close`): a rebuild folds a few thousand
+records at a time (bounded memory) and writes a batch only every so often, since each write
+rewrites every key the batch touched. Feeding chunks gives exactly the batch one `fold` of all
+of them would.
 """
 
 from __future__ import annotations
@@ -63,6 +68,20 @@ def _ref_origins(event, refs: dict[tuple[str, str], Origin]) -> None:
             refs[ref] = origin
 
 
+class Fold:
+    """A batch being folded: what `close` turns into a `Batch`."""
+
+    def __init__(self) -> None:
+        self.start: dict[str, KeyState | None] = {}
+        self.deltas: list[Delta] = []
+        self.moved: dict[TP, tuple[int, int]] = {}
+        self.refs: dict[tuple[str, str], Origin] = {}
+        self.bad: list[tuple[TP, int, str]] = []
+        self.applied = 0
+        self.made = 0  # deltas made (a rebuild keeps their seqs, not the deltas)
+        self.own = Owned()  # what this batch made: changed in place on later touches within it
+
+
 class BatchCore:
     def __init__(self, window_us: int, publish: bool = True) -> None:
         self.window_us = window_us
@@ -71,16 +90,17 @@ class BatchCore:
         self.tracking: dict[TP, int] = {}  # newest offset folded per partition
 
     def fold(self, records: Iterable[Record], emit_ts: datetime) -> Batch:
+        f = Fold()
+        self.feed(f, records)
+        return self.close(f, emit_ts)
+
+    def feed(self, f: Fold, records: Iterable[Record]) -> None:
+        """Fold `records` into the open batch `f` (nothing else may fold until it is closed)."""
         states, tracking, window_us = self.states, self.tracking, self.window_us
-        start: dict[str, KeyState | None] = {}
-        deltas: list[Delta] = []
-        moved: dict[TP, tuple[int, int]] = {}
-        refs: dict[tuple[str, str], Origin] = {}
-        bad = []
+        start, deltas, moved, refs, bad, own = f.start, f.deltas, f.moved, f.refs, f.bad, f.own
         applied = 0
-        made = 0  # deltas made (a rebuild keeps their seqs, not the deltas)
+        made = 0
         publish = self.publish
-        own = Owned()  # what this fold made: changed in place on later touches within the batch
         for r in records:
             tp = (r.topic, r.partition)
             last = tracking.get(tp, -1)
@@ -113,25 +133,32 @@ class BatchCore:
             if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
                 _ref_origins(event, refs)
             applied += 1
-        rows = batch_rows(start, states, refs, window_us)
+        f.applied += applied
+        f.made += made
+
+    def close(self, f: Fold, emit_ts: datetime) -> Batch:
+        """The batch: rows of every key it touched, as they are now, and its envelopes."""
+        rows = batch_rows(f.start, self.states, f.refs, self.window_us)
         envelopes = []
-        if publish:
-            for d in deltas:
+        if self.publish:
+            for d in f.deltas:
                 envelope = Envelope(
                     op="delta", type=d.type, topic=d.wire_topic, seq=d.seq, source_ts=from_us(d.source_ts),
                     emit_ts=emit_ts, source=d.source, data=d.data,
                 )
                 envelopes.append((d.wire_topic, d.seq, encode_envelope(envelope)))
-        return Batch(rows, deltas, envelopes, moved, start, applied, bad, made)
+        return Batch(rows, f.deltas, envelopes, f.moved, f.start, f.applied, f.bad, f.made)
 
-    def rollback(self, batch: Batch) -> None:
-        """Undo a fold whose write failed (batches folded after it must be undone first)."""
+    def rollback(self, batch: Batch | Fold) -> None:
+        """Undo a batch whose write failed, or one still open (batches folded after it must be
+        undone first)."""
         for key, state in batch.start.items():
             if state is None:
                 self.states.pop(key, None)
             else:
                 self.states[key] = state
-        for tp, (before, _) in batch.tracking.items():
+        moved = batch.tracking if isinstance(batch, Batch) else batch.moved
+        for tp, (before, _) in moved.items():
             if before < 0:
                 self.tracking.pop(tp, None)
             else:

@@ -19,7 +19,7 @@ import asyncpg
 
 from infra.settings import Settings
 from projections.assemble import assemble
-from projections.batch import TP, Batch, BatchCore, Record
+from projections.batch import TP, Batch, BatchCore, Fold, Record
 from projections.cache import StateCache, cache_path, watermark
 from projections.pg_state import ensure_meta, read_parts, read_tracking
 from projections.pg_writer import PgWriter, StaleState
@@ -98,6 +98,9 @@ class DatasetProjector:
 
     def fold(self, records: Sequence[Record]) -> Batch:
         return self.core.fold(records, datetime.now(timezone.utc))
+
+    def close_fold(self, fold: Fold) -> Batch:
+        return self.core.close(fold, datetime.now(timezone.utc))
 
     async def write(self, conn: asyncpg.Connection, batch: Batch, undo: bool = True,
                     sent: asyncio.Event | None = None) -> None:

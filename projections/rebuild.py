@@ -29,7 +29,7 @@ from projections.locks import projector_lock_key, scratch_lock_key
 from projections.log_ends import log_end_offsets
 from projections.pg_state import read_tracking
 from projections.projector import DatasetProjector
-from projections.replay import REBUILD_RECORDS, catch_up
+from projections.replay import REBUILD_RECORDS, REBUILD_WRITE_EVERY, catch_up
 from projections.replay_pool import ReplayPool, assign
 from schemas.datasets import FEED_TOPICS, Dataset, pg_schema, topic_name
 
@@ -128,7 +128,8 @@ class ScratchReplay:
             self.pool_applied += await self.pool.catch_up(targets, projector.core.publish)
             projector.committed.update(self.pool.committed)
         else:
-            await catch_up(projector, self.conn, targets=targets, batch_records=REBUILD_RECORDS)
+            await catch_up(projector, self.conn, targets=targets, batch_records=REBUILD_RECORDS,
+                           write_every=REBUILD_WRITE_EVERY)
 
     async def _maybe_start_pool(self, targets: dict[TP, int]) -> None:
         projector, workers = self.scratch.projector, replay_workers(self.settings)
@@ -142,7 +143,8 @@ class ScratchReplay:
             remaining.setdefault(tp, 0)
         groups = assign(remaining, workers)
         self.pool = await ReplayPool.start(self.settings, projector.dataset, self.scratch.schema,
-                                           self.scratch.epoch, groups, REBUILD_RECORDS)
+                                           self.scratch.epoch, groups, REBUILD_RECORDS,
+                                           REBUILD_WRITE_EVERY)
         self.pool_sizes = [len(g) for g in groups]
 
     async def close(self) -> None:

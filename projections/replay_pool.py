@@ -41,6 +41,7 @@ class Open(msgspec.Struct, tag="open"):
     schema: str
     epoch: str
     batch_records: int
+    write_every: int | None = None
 
 
 class CatchUp(msgspec.Struct, tag="catch_up"):
@@ -90,7 +91,7 @@ class ReplayPool:
 
     @classmethod
     async def start(cls, settings: Settings, dataset: str, schema: str, epoch: str, groups: list[list[TP]],
-                    batch_records: int) -> "ReplayPool":
+                    batch_records: int, write_every: int | None = None) -> "ReplayPool":
         workers = []
         try:
             for partitions in groups:
@@ -99,7 +100,7 @@ class ReplayPool:
                     stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 )
                 workers.append(_Worker(proc, partitions))
-                opening = Open(_settings_record(settings), dataset, schema, epoch, batch_records)
+                opening = Open(_settings_record(settings), dataset, schema, epoch, batch_records, write_every)
                 proc.stdin.write(msgspec.json.encode(opening) + b"\n")
             pool = cls(workers)
             await asyncio.gather(*(w.proc.stdin.drain() for w in workers))
@@ -228,8 +229,8 @@ async def _work() -> None:
             try:
                 projector.core.publish = command.publish
                 targets = {(t, p): end for t, p, end in command.targets}
-                applied = await catch_up(projector, conn, targets=targets, batch_records=opening.batch_records) \
-                    if targets else 0
+                applied = await catch_up(projector, conn, targets=targets, batch_records=opening.batch_records,
+                                         write_every=opening.write_every) if targets else 0
                 mine = set(targets)
                 done = Done(applied, [(t, p, o) for (t, p), o in sorted(projector.committed.items()) if (t, p) in mine])
             except Exception as exc:  # reported to the parent, which fails the rebuild

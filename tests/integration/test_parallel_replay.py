@@ -42,7 +42,13 @@ def parallel(settings, workers: int = 2):
     return msgspec.structs.replace(settings, replay_workers=workers, replay_parallel_min=1)
 
 
-async def test_workers_build_exactly_what_one_projector_built_live(settings, topics):
+@pytest.mark.parametrize("chunk, write_every", [(None, None), (37, 150)])
+async def test_workers_build_exactly_what_one_projector_built_live(settings, topics, monkeypatch, chunk, write_every):
+    """(37, 150): each worker folds 37 records at a time and writes every 150 or so, so batches
+    span several folds and several writes go out per round."""
+    if chunk is not None:
+        monkeypatch.setattr("projections.rebuild.REBUILD_RECORDS", chunk)
+        monkeypatch.setattr("projections.rebuild.REBUILD_WRITE_EVERY", write_every)
     await ev.publish(settings, varied_log())
     async with projector(settings) as live:
         applied = await run_to_end(live)

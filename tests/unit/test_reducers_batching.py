@@ -11,7 +11,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from projections.batch import BatchCore
+from projections.batch import BatchCore, Fold
+from projections.lines import fields_of
 from projections.rows import TABLES
 from schemas.events import encode, event_key, event_topic
 from tests.support import projection_events as ev
@@ -137,3 +138,53 @@ def test_a_rebuild_batch_counts_its_deltas_and_keeps_the_same_rows_without_them(
     apply(tables, b.rows)
     for table in TABLES:
         assert tables[table] == WHOLE[0][table], table
+
+
+def project_fed(recs, chunk: int, write_every: int, publish: bool = True):
+    """As a rebuild runs it: records fed `chunk` at a time into an open batch, closed and
+    applied once it holds `write_every` records (and at the end)."""
+    core = BatchCore(3600 * 1_000_000, publish=publish)
+    tables = {t: {} for t in TABLES}
+    deltas = []
+    emit = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    counted = 0
+    fold = None
+    for i in range(0, len(recs), chunk):
+        fold = fold or Fold()
+        core.feed(fold, recs[i:i + chunk])
+        if fold.applied >= write_every or i + chunk >= len(recs):
+            b = core.close(fold, emit)
+            fold = None
+            apply(tables, b.rows)
+            counted += b.delta_count
+            deltas.extend((d.wire_topic, d.seq, d.type, msgspec.json.encode(d.data)) for d in b.deltas)
+            assert len(b.envelopes) == (len(b.deltas) if publish else 0)
+    return tables, deltas, counted
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 120), st.booleans())
+def test_a_batch_fed_in_chunks_is_the_batch_of_all_of_them(chunk, write_every, publish):
+    tables, deltas, counted = project_fed(RECS, chunk, write_every, publish)
+    assert counted == len(WHOLE[1])
+    assert deltas == (WHOLE[1] if publish else [])
+    for table in TABLES:
+        assert tables[table] == WHOLE[0][table], table
+
+
+def test_an_open_batch_rolled_back_leaves_states_and_offsets_as_they_were():
+    core = BatchCore(3600 * 1_000_000)
+    half = len(RECS) // 2
+    core.fold(RECS[:half], datetime(2024, 1, 1, tzinfo=timezone.utc))
+    states, tracking = dict(core.states), dict(core.tracking)
+    encoded = {k: msgspec.msgpack.encode(v, enc_hook=fields_of) for k, v in states.items()}
+    fold = Fold()
+    core.feed(fold, RECS[half:half + 20])
+    core.feed(fold, RECS[half + 20:])
+    assert core.tracking != tracking and fold.applied == len(RECS) - half
+    core.rollback(fold)
+    assert core.tracking == tracking
+    assert core.states.keys() == states.keys()
+    # the same objects, unchanged: an open batch copies what it changes (copy-on-write)
+    assert all(core.states[k] is states[k] for k in states)
+    assert {k: msgspec.msgpack.encode(v, enc_hook=fields_of) for k, v in core.states.items()} == encoded
