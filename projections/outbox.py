@@ -2,7 +2,10 @@
 
 A batch's envelopes are committed with its read models; after the commit the projector hands
 them here. The relay sends them keyed by Wire topic (one Kafka partition per topic, so each
-topic's seqs stay in order), waits for the broker's acks, and only then deletes the rows.
+topic's seqs stay in order) and deletes the rows only once the broker acked them. A batch goes
+out without waiting for the previous batch's acks (the producer keeps each partition's order),
+and acked rows are deleted off the sending path, so a slow ack or delete does not hold back
+the next batch's deltas.
 At start, and after any send error, it first sends whatever the table still holds, oldest seq
 first per topic. A crash anywhere means the same stored bytes are sent again: exact duplicates,
 which consumers drop by seq.
@@ -30,6 +33,8 @@ class OutboxRelay:
         self.queue: asyncio.Queue[list[tuple[str, int, bytes]]] = asyncio.Queue()
         self.sent = 0
         self.acked: list[tuple[str, int]] = []  # sent and acked, not yet deleted
+        self.inflight: tuple[list[tuple[str, int]], asyncio.Future] | None = None  # sent, acks pending
+        self.deleting: asyncio.Future | None = None  # the last DELETE of acked rows, if still running
         self.deleted_at = 0.0
         self.idle = asyncio.Event()
         s = f'"{schema}"'
@@ -50,8 +55,10 @@ class OutboxRelay:
                 await self._send_stored()
                 while True:
                     if self.queue.empty():
-                        await self._delete_acked()
-                        self.idle.set()
+                        await self._settle()
+                        await self._delete_acked(wait=True)
+                        if self.queue.empty():
+                            self.idle.set()
                     try:
                         items = await asyncio.wait_for(self.queue.get(), DELETE_EVERY)
                     except asyncio.TimeoutError:
@@ -60,12 +67,14 @@ class OutboxRelay:
                         items.extend(self.queue.get_nowait())
                     await self._send(items)
             except asyncio.CancelledError:
+                if self.deleting is not None:
+                    self.deleting.cancel()
                 raise
             except Exception as exc:  # the broker or database hiccuped: start over from the table
                 if self.conn.is_closed():
                     raise  # the database connection is gone: let the process restart cleanly
                 log.warning("outbox relay: %r; resending what the outbox holds", exc)
-                self.acked = []  # still in the table: sent again, as exact duplicates
+                await self._abandon()
                 while not self.queue.empty():
                     self.queue.get_nowait()
                 await asyncio.sleep(1.0)
@@ -76,24 +85,59 @@ class OutboxRelay:
             if not rows:
                 return
             await self._send([(r["wire_topic"], r["seq"], r["envelope"]) for r in rows])
-            await self._delete_acked()  # before the next scan, or it would find them again
+            await self._settle()
+            await self._delete_acked(wait=True)  # before the next scan, or it would find them again
             if len(rows) < SCAN_LIMIT:
                 return
 
     async def _send(self, items: list[tuple[str, int, bytes]]) -> None:
         futures = [await self.producer.send(self.topic, value, key=topic.encode()) for topic, _, value in items]
-        await asyncio.gather(*futures)
         self.sent += len(items)
-        self.acked.extend((t, s) for t, s, _ in items)
-        loop = asyncio.get_running_loop()
-        if len(self.acked) >= DELETE_AT or loop.time() - self.deleted_at >= DELETE_EVERY:
-            await self._delete_acked()
+        previous, self.inflight = self.inflight, ([(t, s) for t, s, _ in items], asyncio.gather(*futures))
+        if previous is not None:
+            await self._acked(previous)
+        if len(self.acked) >= DELETE_AT or asyncio.get_running_loop().time() - self.deleted_at >= DELETE_EVERY:
+            await self._delete_acked(wait=False)
 
-    async def _delete_acked(self) -> None:
+    async def _acked(self, entry: tuple[list[tuple[str, int]], asyncio.Future]) -> None:
+        keys, acks = entry
+        await acks
+        self.acked.extend(keys)
+
+    async def _settle(self) -> None:
+        """Wait for the acks of what was sent last."""
+        if self.inflight is not None:
+            entry, self.inflight = self.inflight, None
+            await self._acked(entry)
+
+    async def _delete_acked(self, wait: bool) -> None:
+        if self.deleting is not None:  # one statement at a time on this connection
+            deleting, self.deleting = self.deleting, None
+            await deleting
         if self.acked:
             acked, self.acked = self.acked, []
-            await self.conn.execute(self.delete_sql, [t for t, _ in acked], [s for _, s in acked])
+            deleting = asyncio.ensure_future(
+                self.conn.execute(self.delete_sql, [t for t, _ in acked], [s for _, s in acked]))
+            if wait:
+                await deleting
+            else:
+                self.deleting = deleting
         self.deleted_at = asyncio.get_running_loop().time()
+
+    async def _abandon(self) -> None:
+        """After an error: what was sent or acked is still in the table and goes again (exact
+        duplicates); a DELETE still running finishes first (the connection runs one at a time)."""
+        if self.inflight is not None:
+            _, acks = self.inflight
+            self.inflight = None
+            acks.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody awaits them now
+        if self.deleting is not None:
+            deleting, self.deleting = self.deleting, None
+            try:
+                await deleting
+            except Exception:
+                pass
+        self.acked = []
 
     async def drain(self, timeout: float) -> bool:
         """Wait until everything handed over was sent (at shutdown)."""
