@@ -5,19 +5,13 @@ consumers see exact duplicates at most, never a gap, and nothing stays behind.""
 
 from __future__ import annotations
 
-import asyncio
 
 from aiokafka.errors import KafkaConnectionError
 
-from infra.db import connect
-from infra.kafka import make_producer
-from infra.log_epoch import ensure_epoch
 from projections.outbox import OutboxRelay
-from projections.projector import DatasetProjector
 from projections.replay import catch_up
-from schemas.datasets import WIRE_DELTAS, topic_name
 from tests.support import projection_events as ev
-from tests.support.projection_harness import seq_runs, wire_deltas
+from tests.support.projection_harness import projector, seq_runs, wire_deltas
 
 GAMES = ev.schedule(6)
 
@@ -40,28 +34,12 @@ class FailingOnce:
 async def _relay_run(settings, fail_at: int | None) -> tuple[OutboxRelay, int]:
     """Project a quote log in batches of 5 records (a relay batch each), relaying as it goes."""
     await ev.publish(settings, [*GAMES, *ev.season_quotes(GAMES, ["b0", "b1", "b2"], 4, seed=3)])
-    conn = await connect(settings.database_url)
-    relay_conn = await connect(settings.database_url)
-    producer = make_producer(settings, linger_ms=1)
-    await producer.start()
-    p = DatasetProjector(settings, "live")
-    task = None
-    try:
-        await p.open(conn, await ensure_epoch(settings, "live"))
-        sender = producer if fail_at is None else FailingOnce(producer, fail_at)
-        p.relay = OutboxRelay(relay_conn, "live", topic_name("live", WIRE_DELTAS, settings.topic_namespace), sender)
-        task = asyncio.create_task(p.relay.run())
-        await catch_up(p, conn, batch_records=5)
+    sender = None if fail_at is None else (lambda producer: FailingOnce(producer, fail_at))
+    async with projector(settings, sender=sender) as p:
+        await catch_up(p, p.conn, batch_records=5)
         assert await p.relay.drain(30)
-        assert await conn.fetchval("SELECT count(*) FROM live.outbox") == 0
+        assert await p.conn.fetchval("SELECT count(*) FROM live.outbox") == 0
         return p.relay, p.stats.deltas
-    finally:
-        if task is not None:
-            task.cancel()
-        p.close()
-        await producer.stop()
-        await conn.close()
-        await relay_conn.close()
 
 
 async def test_batches_sent_back_to_back_keep_every_topics_order(settings, topics):

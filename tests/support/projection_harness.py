@@ -20,8 +20,9 @@ from schemas.wire import decode_envelope
 
 
 @asynccontextmanager
-async def projector(settings, dataset="live", relay=True):
-    """A live projector of `dataset` with its outbox relay running."""
+async def projector(settings, dataset="live", relay=True, sender=None):
+    """A live projector of `dataset` with its outbox relay running (`sender`: wraps the relay's
+    producer, to inject faults)."""
     conn = await connect(settings.database_url)
     relay_conn = await connect(settings.database_url)
     producer = make_producer(settings, linger_ms=1)
@@ -32,7 +33,7 @@ async def projector(settings, dataset="live", relay=True):
         await p.open(conn, await ensure_epoch(settings, dataset))
         if relay:
             p.relay = OutboxRelay(relay_conn, pg_schema(dataset), topic_name(dataset, WIRE_DELTAS,
-                                  settings.topic_namespace), producer)
+                                  settings.topic_namespace), producer if sender is None else sender(producer))
             task = asyncio.create_task(p.relay.run())
         p.conn = conn
         yield p
