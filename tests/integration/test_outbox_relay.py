@@ -5,7 +5,6 @@ consumers see exact duplicates at most, never a gap, and nothing stays behind.""
 
 from __future__ import annotations
 
-
 from aiokafka.errors import KafkaConnectionError
 
 from projections.outbox import OutboxRelay
