@@ -25,6 +25,7 @@ from api.listen import Listener
 from api.orderly_stop import take_stop_signals
 from api.read_cache import ReadCacheMiddleware
 from api.routes import discover
+from api.routes._params import strict_query
 from api.state import AppState
 from api.wire_serving import STOP_GRACE_SECONDS, live_connections
 from infra.db import create_pool, keep_session
@@ -112,6 +113,7 @@ def create_litestar(settings: Settings, freeze_gc: bool = False) -> Litestar:
         route_handlers=[*discover(), MetricsController],
         # request metrics are recorded by the front door (api/metrics.py)
         middleware=[AccessMiddleware(), ReadCacheMiddleware()],
+        before_request=strict_query,
         plugins=[AccessDocs()],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),

@@ -28,6 +28,12 @@ BAD_REQUESTS = [
     ("/v1/games?from=yesterday", 400, "invalid_request", "from"),
     ("/v1/games?to=2024-09-08T00:00:00", 400, "invalid_request", "to"),
     ("/v1/games?limit=51", 400, "invalid_request", "limit"),
+    # Litestar alone would read these as week 0 and limit 10, and take the last competition
+    ("/v1/games?week=0.0", 400, "invalid_request", "week"),
+    ("/v1/games?limit=1e1", 400, "invalid_request", "limit"),
+    ("/v1/games?competition=nfl&competition=nfl", 400, "invalid_request", "competition"),
+    ("/v1/games?from=2024-09-01T00:00:00Z&from=2024-09-02T00:00:00Z", 400, "invalid_request", "from"),
+    ("/v1/slate?limit=2.0", 400, "invalid_request", "limit"),
     ("/v1/games?cursor=%21%21", 400, "invalid_request", "cursor"),
     ("/v1/slate?status=postponed", 400, "invalid_request", "status"),
     ("/v1/slate?limit=0", 400, "invalid_request", "limit"),
