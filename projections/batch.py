@@ -74,7 +74,7 @@ class Fold:
     def __init__(self) -> None:
         self.start: dict[str, KeyState | None] = {}
         self.deltas: list[Delta] = []
-        self.moved: dict[TP, tuple[int, int]] = {}
+        self.tracking: dict[TP, tuple[int, int]] = {}  # partition -> (offset applied before, newest folded)
         self.refs: dict[tuple[str, str], Origin] = {}
         self.bad: list[tuple[TP, int, str]] = []
         self.applied = 0
@@ -97,7 +97,7 @@ class BatchCore:
     def feed(self, f: Fold, records: Iterable[Record]) -> None:
         """Fold `records` into the open batch `f` (nothing else may fold until it is closed)."""
         states, tracking, window_us = self.states, self.tracking, self.window_us
-        start, deltas, moved, refs, bad, own = f.start, f.deltas, f.moved, f.refs, f.bad, f.own
+        start, deltas, moved, refs, bad, own = f.start, f.deltas, f.tracking, f.refs, f.bad, f.own
         applied = 0
         made = 0
         publish = self.publish
@@ -147,7 +147,7 @@ class BatchCore:
                     emit_ts=emit_ts, source=d.source, data=d.data,
                 )
                 envelopes.append((d.wire_topic, d.seq, encode_envelope(envelope)))
-        return Batch(rows, f.deltas, envelopes, f.moved, f.start, f.applied, f.bad, f.made)
+        return Batch(rows, f.deltas, envelopes, f.tracking, f.start, f.applied, f.bad, f.made)
 
     def rollback(self, batch: Batch | Fold) -> None:
         """Undo a batch whose write failed, or one still open (batches folded after it must be
@@ -157,8 +157,7 @@ class BatchCore:
                 self.states.pop(key, None)
             else:
                 self.states[key] = state
-        moved = batch.tracking if isinstance(batch, Batch) else batch.moved
-        for tp, (before, _) in moved.items():
+        for tp, (before, _) in batch.tracking.items():
             if before < 0:
                 self.tracking.pop(tp, None)
             else:

@@ -110,10 +110,14 @@ class OutboxRelay:
             entry, self.inflight = self.inflight, None
             await self._acked(entry)
 
-    async def _delete_acked(self, wait: bool) -> None:
-        if self.deleting is not None:  # one statement at a time on this connection
+    async def _deleted(self) -> None:
+        """Wait for the DELETE still running, if any: the connection runs one statement at a time."""
+        if self.deleting is not None:
             deleting, self.deleting = self.deleting, None
             await deleting
+
+    async def _delete_acked(self, wait: bool) -> None:
+        await self._deleted()
         if self.acked:
             acked, self.acked = self.acked, []
             deleting = asyncio.ensure_future(
@@ -126,17 +130,15 @@ class OutboxRelay:
 
     async def _abandon(self) -> None:
         """After an error: what was sent or acked is still in the table and goes again (exact
-        duplicates); a DELETE still running finishes first (the connection runs one at a time)."""
+        duplicates); a DELETE still running finishes first, failed or not."""
         if self.inflight is not None:
             _, acks = self.inflight
             self.inflight = None
             acks.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody awaits them now
-        if self.deleting is not None:
-            deleting, self.deleting = self.deleting, None
-            try:
-                await deleting
-            except Exception:
-                pass
+        try:
+            await self._deleted()
+        except Exception:
+            pass
         self.acked = []
 
     async def drain(self, timeout: float) -> bool:

@@ -190,7 +190,7 @@ async def _run(projector, conn, targets, stop, follow, batch_records, at_head, w
             if follow or write_every is None or fold.applied >= write_every or not active:
                 closing, fold = fold, None
                 await write_out(closing)
-        if fold is not None:  # stopped between writes
+        if fold is not None:  # stopped, or the last partitions ended on an empty fetch
             closing, fold = fold, None
             await write_out(closing)
         if pending is not None:

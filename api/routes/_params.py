@@ -25,6 +25,7 @@ MARKET_TYPE = r"^[a-z0-9][a-z0-9_]{0,63}$"
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
+_RULES: dict[Any, dict[str, bool]] = {}  # per handler function (the same in every app)
 
 
 def _query_rules(handler) -> dict[str, bool]:
@@ -44,9 +45,6 @@ def _query_rules(handler) -> dict[str, bool]:
             rules[kwarg.name or name] = types == [int]
         _RULES[fn] = rules
     return rules
-
-
-_RULES: dict[Any, dict[str, bool]] = {}
 
 
 def strict_query(request: Request) -> None:
