@@ -28,8 +28,15 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     redis_url: str | None = None
     # prefix for every topic name, so several deployments (or tests) share one cluster
     topic_namespace: str = ""
-    # partitions of the feed topics; keyed by entity, so per-game order holds
-    topic_partitions: int = 4
+    # partitions of the feed topics; keyed by entity, so per-game order holds. Partitions are
+    # the unit of replay parallelism (one worker per core), so more than the cores buys nothing
+    # on one machine, and on the embedded broker every partition's stored batches cost each fetch
+    # (docs/benchmarks.md, "Live p99"): 2 here, more on a real Kafka cluster with more cores
+    topic_partitions: Annotated[int, msgspec.Meta(ge=1)] = 2
+    # partitions of `wire.deltas`; keyed by Wire topic, so each topic's seqs stay in order. Every
+    # API process reads the whole topic (its fan-out), so partitions buy no consumer parallelism
+    # here; one means one stored batch per relay send
+    delta_partitions: Annotated[int, msgspec.Meta(ge=1)] = 1
     # Kafka's idempotent producer; the embedded tansu broker refuses it (InitProducerId fails)
     kafka_idempotence: bool = False
     # books whose newest quote is older than this (event time) drop out of consensus
@@ -107,6 +114,7 @@ ENV_VARS: dict[str, str] = {
     "REDIS_URL": "redis_url",
     "SVC_TOPIC_NAMESPACE": "topic_namespace",
     "SVC_TOPIC_PARTITIONS": "topic_partitions",
+    "SVC_DELTA_PARTITIONS": "delta_partitions",
     "SVC_KAFKA_IDEMPOTENCE": "kafka_idempotence",
     "SVC_CONSENSUS_WINDOW_SECONDS": "consensus_window_seconds",
     "SVC_CATCH_UP_BATCH": "catch_up_batch",

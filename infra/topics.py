@@ -17,7 +17,7 @@ def topic_plan(settings: Settings, datasets: tuple[Dataset, ...] = DATASETS) -> 
     for ds in datasets:
         for base in FEED_TOPICS:
             plan[topic_name(ds, base, settings.topic_namespace)] = settings.topic_partitions
-        plan[topic_name(ds, WIRE_DELTAS, settings.topic_namespace)] = settings.topic_partitions
+        plan[topic_name(ds, WIRE_DELTAS, settings.topic_namespace)] = settings.delta_partitions
         plan[topic_name(ds, DEADLETTER, settings.topic_namespace)] = 1
         plan[topic_name(ds, CONTROL, settings.topic_namespace)] = 1
     return plan

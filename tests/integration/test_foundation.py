@@ -6,10 +6,12 @@ import asyncio
 import secrets
 
 import asyncpg
+import msgspec
 from aiokafka.admin import AIOKafkaAdminClient
 
 from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import is_migrated, migrate
+from infra.topics import ensure_topics
 from schemas.datasets import DATASETS
 from tests.conftest import with_database
 
@@ -52,7 +54,10 @@ async def test_is_migrated_tells_empty_partly_and_fully_migrated_databases(pg_se
         await admin.close()
 
 
-async def test_topics_created_with_planned_partitions(settings, topics):
+async def test_topics_created_with_planned_partitions(settings):
+    # feed topics and wire.deltas each follow their own setting
+    settings = msgspec.structs.replace(settings, topic_partitions=3, delta_partitions=2)
+    topics = await ensure_topics(settings)
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap)
     await admin.start()
     try:
@@ -61,9 +66,10 @@ async def test_topics_created_with_planned_partitions(settings, topics):
         await admin.close()
     counts = {d["topic"]: len(d["partitions"]) for d in described}
     assert counts == topics
-    assert counts[f"{settings.topic_namespace}feed.games"] == settings.topic_partitions
-    assert counts[f"{settings.topic_namespace}test.feed.games"] == settings.topic_partitions
-    assert counts[f"{settings.topic_namespace}svc.control"] == 1
+    ns = settings.topic_namespace
+    assert counts[f"{ns}feed.games"] == counts[f"{ns}test.feed.players"] == 3
+    assert counts[f"{ns}wire.deltas"] == counts[f"{ns}test.wire.deltas"] == 2
+    assert counts[f"{ns}svc.control"] == counts[f"{ns}feed.deadletter"] == 1
 
 
 async def test_epoch_is_written_once_and_first_writer_wins(settings, topics):

@@ -8,8 +8,10 @@ import asyncio
 from datetime import datetime, timezone
 
 import msgspec
+import pytest
 
 from infra.kafka import make_producer
+from infra.topics import ensure_topics
 from schemas.datasets import WIRE_DELTAS, topic_name
 from wire.fanout import DeltaFanout
 
@@ -20,7 +22,11 @@ def envelope(topic: str, seq: int) -> bytes:
                                 "emit_ts": now, "source": "test", "data": {"status": "live"}})
 
 
-async def test_missed_deltas_come_from_the_log_for_many_topics_at_once(settings, topics):
+@pytest.mark.parametrize("partitions", [1, 3])
+async def test_missed_deltas_come_from_the_log_for_many_topics_at_once(settings, partitions):
+    # one partition is the default; with several, each topic's deltas are found in its own
+    settings = msgspec.structs.replace(settings, delta_partitions=partitions)
+    await ensure_topics(settings)
     log_topic = topic_name("live", WIRE_DELTAS, settings.topic_namespace)
     names = [f"game:gm_{i:020d}" for i in range(6)]
     producer = make_producer(settings)

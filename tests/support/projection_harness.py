@@ -101,7 +101,8 @@ def projector_env(settings) -> dict:
     env.update(
         KAFKA_BOOTSTRAP=settings.kafka_bootstrap, DATABASE_URL=settings.database_url,
         SVC_TOPIC_NAMESPACE=settings.topic_namespace, SVC_DATA_DIR=str(settings.data_dir),
-        SVC_TOPIC_PARTITIONS=str(settings.topic_partitions), SVC_KEY_SECRET="test-secret",
+        SVC_TOPIC_PARTITIONS=str(settings.topic_partitions),
+        SVC_DELTA_PARTITIONS=str(settings.delta_partitions), SVC_KEY_SECRET="test-secret",
         SVC_LOG_JSON="true", PYTHONUNBUFFERED="1",
     )
     return env
