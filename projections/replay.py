@@ -122,11 +122,12 @@ async def _run(projector, conn, targets, stop, follow, batch_records, at_head, w
     fold: Fold | None = None  # folded, not yet closed into a batch
     applied = 0
 
-    async def write_out(fold: Fold) -> None:
-        """Close `fold`, wait for the previous batch's write, start this one's."""
-        nonlocal pending, applied
+    async def write_out() -> None:
+        """Close the open fold, wait for the previous batch's write, start this one's."""
+        nonlocal pending, applied, fold
+        closing, fold = fold, None  # closed from here on: no longer an open fold to roll back
         with _folding():
-            batch = projector.close_fold(fold)
+            batch = projector.close_fold(closing)
         if pending is not None:
             previous, pending = pending, None
             await _finish(projector, previous, newer=batch)
@@ -188,11 +189,9 @@ async def _run(projector, conn, targets, stop, follow, batch_records, at_head, w
             with _folding():
                 projector.core.feed(fold, records)  # Postgres runs the previous batch's statement meanwhile
             if follow or write_every is None or fold.applied >= write_every or not active:
-                closing, fold = fold, None
-                await write_out(closing)
+                await write_out()
         if fold is not None:  # stopped, or the last partitions ended on an empty fetch
-            closing, fold = fold, None
-            await write_out(closing)
+            await write_out()
         if pending is not None:
             previous, pending = pending, None
             await _finish(projector, previous, newer=None)
