@@ -314,6 +314,11 @@ def quote_part(market_id: str, key: str, book: str) -> str:
 # ---- players --------------------------------------------------------------------------------
 
 
+def _field(p: PlayerState, name: str) -> Any:
+    entry = p.fields.get(name)
+    return None if entry is None else entry[0]
+
+
 def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> None:
     pid = new.player_id
     f = {name: value for name, (value, _) in new.fields.items()}
@@ -352,9 +357,14 @@ def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> N
                 from_us(n.origin.source_ts), js(provenance(n.origin)),
             ))
     old_lines = old.lines if old is not None else {}
-    if old is None or old.lines is not new.lines:
+    # a season's rates may depend on the position (racr), so a new position rewrites them all:
+    # the rows then depend on the state only, never on where batches were cut
+    moved = old is not None and _field(old, "position") != f.get("position")
+    if old is None or old.lines is not new.lines or moved:
         touched = set()
         for key, line in new.lines.items():
+            if moved:
+                touched.add(season_lines.season_key(line))
             if old_lines.get(key) is line:
                 continue
             touched.add(season_lines.season_key(line))
@@ -368,12 +378,11 @@ def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> N
         for skey in sorted(touched):
             lines = groups[skey]
             source, season, season_type = skey
-            total = season_lines.totals(lines)
             as_of = max(g.origin.source_ts for g in lines)
             prov = {"source": source, "source_ts": from_us(as_of),
                     "ingest_ts": from_us(max(g.origin.ingest_ts for g in lines))}
             team = season_lines.latest(lines).team_id
-            for basis, stats in (("total", total), ("per_game", season_lines.per_game(total, len(lines)))):
+            for basis, stats in season_lines.season_stats(lines, f.get("position")).items():
                 out.add("stat_lines", (
                     f"{pid}|season|{source}|{season}|{season_type}|{basis}", pid, team, None, season, None,
                     season_type or None, basis, js(stats), source, from_us(as_of), js(prov),

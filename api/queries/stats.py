@@ -53,7 +53,7 @@ async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -
 
 async def season_lines(conn: asyncpg.Connection, schema: str, subject_id: str) -> list[asyncpg.Record]:
     return await conn.fetch(
-        f"SELECT {STAT_COLUMNS} FROM {schema}.stat_lines WHERE subject_id = $1 AND game_id IS NULL "
+        f"SELECT {STAT_COLUMNS} FROM {schema}.stat_lines WHERE subject_id = $1 AND game_id IS NULL AND stats <> '{{}}'::jsonb "
         f"ORDER BY season DESC NULLS LAST, season_type NULLS LAST, basis NULLS LAST, source, line_key",
         subject_id,
     )

@@ -91,8 +91,10 @@ async def test_read_models_hold_state_provenance_and_last_seq(settings, topics):
         assert team["aliases"] == ["KC Chiefs"] and team["abbreviation"] == "KC"
         lines = await conn.fetch("SELECT basis, game_id, stats FROM live.stat_lines WHERE subject_id = $1 "
                                  "ORDER BY basis, game_id NULLS FIRST", P.player_id)
-        assert [(r["basis"], r["game_id"]) for r in lines] == [("per_game", None), ("total", None), ("total", GID)]
-        assert lines[2]["stats"] == {"passing_epa": "10.25", "passing_yards": 291}
+        assert [(r["basis"], r["game_id"]) for r in lines] == [
+            ("per_game", None), ("rate", None), ("total", None), ("total", GID)]
+        assert lines[1]["stats"] == {}  # no rate among these stats (the API serves no empty line)
+        assert lines[3]["stats"] == {"passing_epa": "10.25", "passing_yards": 291}
         injury = await conn.fetchrow("SELECT * FROM live.injuries WHERE player_id = $1", P.player_id)
         assert injury["status"] == "Questionable" and injury["source"] == "nflverse"
         season = await conn.fetchrow("SELECT * FROM live.seasons")

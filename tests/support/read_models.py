@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 
 import asyncpg
 
+from projections import stat_rules
 from projections.odds.devig import METHODS, devig_floats
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 from schemas.reference import COMPETITIONS, SPORTS
@@ -354,7 +355,8 @@ def _players(rows: Rows, schedule: list[dict[str, str]]) -> None:
         )
         games_played[pid] += 1
         for k, v in stats.items():
-            season_totals[pid][k] += Decimal(v)
+            if stat_rules.is_summed(k):  # rates never add up (the projector's rule)
+                season_totals[pid][k] += Decimal(v)
     for gsis, p in players.items():
         pid = nfl_player(gsis)
         totals = {k: int(v) if v == v.to_integral_value() and "." not in str(v) else str(v)

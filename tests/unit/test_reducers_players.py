@@ -66,8 +66,7 @@ def test_season_lines_total_and_per_game():
         ev.stat_line(PID, g2, 2, {"passing_yards": 210, "passing_epa": "-1.5", "sacks": 2}, minute=9),
     ])
     (group,) = season_lines.group(state.lines.values()).values()
-    total = season_lines.totals(group)
-    assert total == {"passing_epa": Decimal("8.75"), "passing_yards": 501, "sacks": 2}
-    assert season_lines.per_game(total, len(group)) == {
-        "passing_epa": Decimal("4.375"), "passing_yards": Decimal("250.5"), "sacks": 1,
-    }
+    season = season_lines.season_stats(group, "QB")
+    assert season["total"] == {"passing_epa": "8.75", "passing_yards": 501, "sacks": 2}
+    assert season["per_game"] == {"passing_epa": "4.375", "passing_yards": "250.5", "sacks": 1}
+    assert season["rate"] == {}
