@@ -1,7 +1,10 @@
 """The pure middle of a run: group items into batches and turn a resolved batch into events.
 
 Events are stamped here (deterministic `event_id`) and exact repeats within a run dropped:
-the same team named on every row of a file is one event.
+the same team named on every row of a file is one event. Every event is checked against
+the bounds (schemas/bounds.py) before it can reach the log: a price quote outside them is
+dead-lettered alone, any other event takes its whole record with it. A record whose events
+cannot be built at all is dead-lettered with the reason; the batch goes on.
 """
 
 from __future__ import annotations
@@ -9,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ingest.records import Item, Record, Rejected, Resolution
+from ingest.records import RECORD_ERRORS, Item, Record, Rejected, Resolution, reason_of
 from ingest.resolution import MemoryResolver
-from schemas.events import AnyEvent, stamp
+from schemas.bounds import event_problem
+from schemas.events import AnyEvent, PriceQuoted, stamp
 
 BATCH_RECORDS = 256
 
@@ -52,9 +56,16 @@ def build(batch: Batch, resolution: Resolution, state: RunState) -> tuple[list[A
     events: list[AnyEvent] = []
     seen = state.seen
     for record in batch.records:
-        out = record.build(resolution)
+        try:
+            out = record.build(resolution)
+        except RECORD_ERRORS as exc:
+            out = Rejected(record.index, record.location, record.raw, reason_of(exc))
         if isinstance(out, Rejected):
             rejected.append(out)
+            continue
+        out, problem = _within_bounds(record, out, rejected)
+        if problem is not None:
+            rejected.append(problem)
             continue
         for event in out:
             stamped = stamp(event)
@@ -63,6 +74,22 @@ def build(batch: Batch, resolution: Resolution, state: RunState) -> tuple[list[A
                 events.append(stamped)
     state.records.update(batch.indices)
     return events, rejected
+
+
+def _within_bounds(record: Record, events: list[AnyEvent], rejected: list[Rejected]) -> tuple[list[AnyEvent], Rejected | None]:
+    """The record's events inside the bounds; a quote outside them is rejected alone (into
+    `rejected`), any other event rejects the whole record (returned)."""
+    kept: list[AnyEvent] = []
+    for event in events:
+        problem = event_problem(event)
+        if problem is None:
+            kept.append(event)
+        elif isinstance(event, PriceQuoted):
+            where = f"{record.location} ({event.book} {event.market_type} quote)"
+            rejected.append(Rejected(record.index, where, record.raw, problem))
+        else:
+            return [], Rejected(record.index, record.location, record.raw, f"{type(event).__name__}: {problem}")
+    return kept, None
 
 
 @dataclass(slots=True)

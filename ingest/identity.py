@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from ingest.team_aliases import NFL_BY_KEY, nfl_team_key, soccer_team_key
 from schemas import natural_keys
+from schemas.bounds import NAME_MAX, clean_text
 from schemas.reference import COMPETITIONS
 
 # an Odds API event matches a known game of the same competition and teams kicking off this close
@@ -38,15 +39,20 @@ def zone(competition: str) -> ZoneInfo:
 
 
 def nfl_team(name_or_abbreviation: str) -> Team:
-    key = nfl_team_key(name_or_abbreviation)
+    key = nfl_team_key(clean_text(name_or_abbreviation))
     if key is None:
-        raise UnknownTeam(f"unknown NFL team {name_or_abbreviation!r}")
+        raise UnknownTeam(f"unknown NFL team {name_or_abbreviation[:NAME_MAX]!r}")
     f = NFL_BY_KEY[key]
     aliases = tuple(sorted({*f.former_names, *f.other_abbreviations}))
     return Team(natural_keys.team_id("nfl", key), "nfl", key, f.name, key, aliases)
 
 
 def soccer_team(competition: str, name: str) -> Team:
+    """A club as a source names it: the name stored clean (NFC, no control or format
+    characters such as bidi overrides and zero-width spaces), so it matches itself."""
+    name = clean_text(name)
+    if len(name) > NAME_MAX:
+        raise UnknownTeam(f"team name of {len(name)} characters (at most {NAME_MAX})")
     key = soccer_team_key(competition, name)
     if not key:
         raise UnknownTeam(f"empty team name {name!r}")

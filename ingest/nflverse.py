@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
-from ingest.csv_rows import BadValue, Row
-from ingest.identity import UnknownTeam
-from ingest.records import Item, Rejected
+from ingest.csv_rows import Row, row_problem
+from ingest.records import RECORD_ERRORS, Item, Rejected, reason_of
 from schemas.events import AnyEvent, KnownBy, PlayerRegistered, PlayerUpdated
 
 SOURCE = "nflverse"
@@ -17,17 +16,24 @@ SPORT = "american_football"
 
 
 def each_row(rows: list[Row], width: int, parse: Callable[[int, str, Row], Iterable[Item]]) -> Iterator[Item]:
-    """Parse every row; a row of the wrong width or with a bad value is rejected with its reason
-    (and the file goes on)."""
+    """Parse every row; a row of the wrong width, with a field it cannot hold or with a bad value
+    is rejected with its reason (and the file goes on)."""
     for index, row in enumerate(rows):
         location = f"line {row.line}"
         if row.width != width:
             yield Rejected(index, location, row.raw, f"expected {width} fields, found {row.width}")
             continue
+        problem = row_problem(row)
+        if problem:
+            yield Rejected(index, location, row.raw, problem)
+            continue
         try:
-            yield from parse(index, location, row)
-        except (BadValue, UnknownTeam) as exc:
-            yield Rejected(index, location, row.raw, str(exc))
+            # a row's items are all made before any is handed on: a row is rejected whole or not
+            items = list(parse(index, location, row))
+        except RECORD_ERRORS as exc:
+            yield Rejected(index, location, row.raw, reason_of(exc))
+            continue
+        yield from items
 
 
 class Roster:

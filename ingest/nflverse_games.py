@@ -20,11 +20,11 @@ from pathlib import Path
 
 from ingest import csv_rows
 from ingest.csv_rows import BadValue, Row
-from ingest.identity import Team, UnknownTeam, kickoff_sort, local_kickoff, nfl_team
+from ingest.identity import Team, kickoff_sort, local_kickoff, nfl_team
 from ingest.nflverse import COMPETITION, SOURCE, SPORT, each_row
-from ingest.prices import BadPrice, check_market
-from ingest.records import GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution
-from schemas import natural_keys
+from ingest.prices import check_market
+from ingest.records import RECORD_ERRORS, GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution, reason_of
+from schemas import bounds, natural_keys
 from schemas.events import (
     AnyEvent, GameRescheduled, GameScheduled, GameStateChanged, KnownBy, Outcome, PriceQuoted, TeamRegistered,
 )
@@ -64,8 +64,8 @@ class _FileContext:
             try:
                 home, away = nfl_team(csv_rows.required(row, "home_team")), nfl_team(csv_rows.required(row, "away_team"))
                 at, day = _kickoff(row)
-                season = csv_rows.required(row, "season")
-            except (BadValue, UnknownTeam):
+                season = csv_rows.season(row)
+            except RECORD_ERRORS:  # the row itself is rejected when it is read
                 continue
             sort = kickoff_sort(COMPETITION, at, day)
             for t in (home, away):
@@ -82,14 +82,16 @@ def _kickoff(row: Row) -> tuple[datetime | None, date]:
     try:
         day = date.fromisoformat(raw_day)
     except ValueError:
-        raise BadValue(f"gameday is not a date: {raw_day!r}") from None
+        raise BadValue(f"gameday is not a date: {raw_day[:40]!r}") from None
+    if problem := bounds.year_problem(day, "gameday"):
+        raise BadValue(problem)
     clock_text = csv_rows.text(row, "gametime")
     clock: time | None = None
     if clock_text is not None:
         try:
             clock = datetime.strptime(clock_text, "%H:%M").time()
         except ValueError:
-            raise BadValue(f"gametime is not HH:MM: {clock_text!r}") from None
+            raise BadValue(f"gametime is not HH:MM: {clock_text[:40]!r}") from None
     return local_kickoff(COMPETITION, day, clock), day
 
 
@@ -99,8 +101,8 @@ def _items(rows: list[Row], width: int, ctx: _FileContext, ingest_ts: datetime) 
 
 def _row(index: int, location: str, row: Row, ctx: _FileContext, ingest_ts: datetime) -> Iterator[Item]:
     source_id = csv_rows.required(row, "game_id")
-    season = csv_rows.required(row, "season")
-    week = csv_rows.integer(row, "week")
+    season = csv_rows.season(row)
+    week = csv_rows.integer(row, "week", 0, bounds.WEEK_MAX)
     game_type = csv_rows.required(row, "game_type")
     home = nfl_team(csv_rows.required(row, "home_team"))
     away = nfl_team(csv_rows.required(row, "away_team"))
@@ -111,20 +113,21 @@ def _row(index: int, location: str, row: Row, ctx: _FileContext, ingest_ts: date
     at = kickoff_sort(COMPETITION, kickoff_at, kickoff_date)
     neutral = csv_rows.text(row, "location") == "Neutral"
     stadium_id = csv_rows.text(row, "stadium_id")
-    venue = csv_rows.text(row, "stadium")
+    venue = csv_rows.name(row, "stadium")
     if neutral and stadium_id and stadium_id in ctx.home_stadiums.get((season, home.key), ()):
         # a neutral-site game listed at the designated home team's own stadium: the source
         # copied the home venue (2025 international games); the real venue is unknown
         venue = None
-    home_score, away_score = csv_rows.integer(row, "home_score"), csv_rows.integer(row, "away_score")
-    overtime = csv_rows.integer(row, "overtime")
+    home_score = csv_rows.integer(row, "home_score", 0, bounds.SCORE_MAX)
+    away_score = csv_rows.integer(row, "away_score", 0, bounds.SCORE_MAX)
+    overtime = csv_rows.integer(row, "overtime", 0, 1)
 
     lines: list[tuple[str, Decimal | None, list[Outcome]]] = []
     for market, build_outcomes in (("h2h", _h2h), ("spreads", _spreads), ("totals", _totals)):
         try:
             quote = build_outcomes(row, home, away)
-        except (BadValue, BadPrice) as exc:
-            yield Rejected(index, f"{location} ({market} closing line)", row.raw, str(exc))
+        except RECORD_ERRORS as exc:
+            yield Rejected(index, f"{location} ({market} closing line)", row.raw, reason_of(exc))
             continue
         if quote is not None:
             lines.append((market, *quote))
@@ -184,7 +187,7 @@ def _team(t: Team, ctx: _FileContext, ingest_ts: datetime) -> TeamRegistered:
 
 def _prices(row: Row, *columns: str) -> list[Decimal] | None:
     """The American prices of a closing line: all present, none, or an error if only some are."""
-    values = [csv_rows.decimal(row, c) for c in columns]
+    values = [csv_rows.decimal(row, c, bounds.AMERICAN_MAX) for c in columns]
     if all(v is None for v in values):
         return None
     if any(v is None for v in values):
@@ -205,7 +208,7 @@ def _h2h(row: Row, home: Team, away: Team) -> tuple[None, list[Outcome]] | None:
 
 
 def _spreads(row: Row, home: Team, away: Team) -> tuple[Decimal, list[Outcome]] | None:
-    spread = csv_rows.decimal(row, "spread_line")
+    spread = csv_rows.decimal(row, "spread_line", bounds.POINT_MAX)
     prices = _prices(row, "home_spread_odds", "away_spread_odds")
     if spread is None and prices is None:
         return None
@@ -223,12 +226,14 @@ def _spreads(row: Row, home: Team, away: Team) -> tuple[Decimal, list[Outcome]] 
 
 
 def _totals(row: Row, home: Team, away: Team) -> tuple[Decimal, list[Outcome]] | None:
-    total = csv_rows.decimal(row, "total_line")
+    total = csv_rows.decimal(row, "total_line", bounds.POINT_MAX)
     prices = _prices(row, "over_odds", "under_odds")
     if total is None and prices is None:
         return None
     if total is None or prices is None:
         raise BadValue("incomplete closing line: total_line and its prices must come together")
+    if problem := bounds.point_problem(total, "totals"):
+        raise BadValue(problem)
     check_market(prices, "american", exchange=False)
     return total, [
         Outcome(selection="over", name="Over", price=prices[0], price_format="american", point=total),

@@ -23,6 +23,7 @@ from ingest.csv_rows import BadValue, Row
 from ingest.identity import nfl_team, player_id
 from ingest.nflverse import COMPETITION, SOURCE, Roster, each_row
 from ingest.records import Identity, Item, Parsed, Record, Resolution, WeekGame
+from schemas import bounds
 from schemas.events import AnyEvent, InjuryReported, NewsPublished
 
 NAME = "nflverse-injuries"
@@ -45,9 +46,11 @@ def reported_at(row: Row) -> datetime:
     try:
         at = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise BadValue(f"date_modified is not a timestamp: {value!r}") from None
+        raise BadValue(f"date_modified is not a timestamp: {value[:40]!r}") from None
     if at.tzinfo is None:
-        raise BadValue(f"date_modified has no time zone: {value!r}")
+        raise BadValue(f"date_modified has no time zone: {value[:40]!r}")
+    if problem := bounds.year_problem(at, "date_modified"):
+        raise BadValue(problem)
     return at
 
 
@@ -58,22 +61,21 @@ def _items(rows: list[Row], width: int, ingest_ts: datetime) -> Iterator[Item]:
 
 def _row(index: int, location: str, row: Row, roster: Roster, ingest_ts: datetime) -> Record:
     gsis = csv_rows.required(row, "gsis_id")
-    season_text = csv_rows.required(row, "season")
-    season = csv_rows.integer(row, "season")
-    assert season is not None
-    week = csv_rows.integer(row, "week")
+    season_text = csv_rows.season(row)
+    season = int(season_text)
+    week = csv_rows.integer(row, "week", 0, bounds.WEEK_MAX)
     team = nfl_team(csv_rows.required(row, "team"))
-    name = csv_rows.required(row, "full_name")
+    name = csv_rows.required_name(row, "full_name")
     position = csv_rows.text(row, "position")
     at = reported_at(row)
-    status = csv_rows.text(row, "report_status")
+    status = csv_rows.name(row, "report_status")
     report = InjuryReported(
         source=SOURCE, source_id=f"{gsis}/{season}/{week}", source_ts=at, ingest_ts=ingest_ts,
         player_id=player_id(COMPETITION, gsis), team_id=team.team_id, season=season, week=week,
         game_type=csv_rows.text(row, "game_type"), status=status,
-        detail=csv_rows.text(row, "report_primary_injury") or csv_rows.text(row, "practice_primary_injury"),
-        secondary_detail=csv_rows.text(row, "report_secondary_injury") or csv_rows.text(row, "practice_secondary_injury"),
-        practice=csv_rows.text(row, "practice_status"), game_day=GAME_DAY.get(status or ""), reported_at=at,
+        detail=csv_rows.name(row, "report_primary_injury") or csv_rows.name(row, "practice_primary_injury"),
+        secondary_detail=csv_rows.name(row, "report_secondary_injury") or csv_rows.name(row, "practice_secondary_injury"),
+        practice=csv_rows.name(row, "practice_status"), game_day=GAME_DAY.get(status or ""), reported_at=at,
     )
     pid = report.player_id
     query = WeekGame(COMPETITION, season_text, week, team.team_id) if week is not None else None

@@ -20,6 +20,7 @@ from ingest.identity import Team, nfl_team, player_id
 from ingest.nflverse import COMPETITION, SOURCE, Roster, each_row
 from ingest.nflverse_games import FINAL_AFTER
 from ingest.records import FormatError, Identity, Item, Parsed, Record, Rejected, Resolution, WeekGame
+from schemas import bounds
 from schemas.events import AnyEvent, StatLineRecorded, StatValue
 
 NAME = "nflverse-player-stats"
@@ -53,17 +54,17 @@ def _row(
     ingest_ts: datetime,
 ) -> Record:
     gsis = csv_rows.required(row, "player_id")
-    season = csv_rows.required(row, "season")
-    week = csv_rows.integer(row, "week")
+    season = csv_rows.season(row)
+    week = csv_rows.integer(row, "week", 0, bounds.WEEK_MAX)
     if week is None:
         raise BadValue("week is empty")
     team: Team = nfl_team(csv_rows.required(row, team_column))
-    name = csv_rows.text(row, "player_display_name") or csv_rows.required(row, "player_name")
+    name = csv_rows.name(row, "player_display_name") or csv_rows.required_name(row, "player_name")
     position = csv_rows.text(row, "position")
     raw_type = csv_rows.text(row, "season_type")
     season_type = SEASON_TYPES.get(raw_type) if raw_type else None
     if raw_type and season_type is None:
-        raise BadValue(f"unknown season_type {raw_type!r}")
+        raise BadValue(f"unknown season_type {raw_type[:40]!r}")
     stats: dict[str, StatValue] = {}
     for column in stat_columns:
         value = csv_rows.text(row, column)

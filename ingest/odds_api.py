@@ -22,8 +22,8 @@ import msgspec
 
 from ingest import prices
 from ingest.identity import Team, UnknownTeam, local_day, season_label, team
-from ingest.records import FormatError, GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution
-from schemas import natural_keys
+from ingest.records import RECORD_ERRORS, FormatError, GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution, reason_of
+from schemas import bounds, natural_keys
 from schemas.events import AnyEvent, GameRescheduled, GameScheduled, KnownBy, Outcome, PriceQuoted, TeamRegistered
 from schemas.reference import COMPETITION_BY_ODDS_API_KEY
 
@@ -103,6 +103,8 @@ def parse(path: Path, ingest_ts: datetime, price_format: str = "auto") -> Parsed
         elements = _many.decode(top.data) if many else [top.data]
         paths = [f"$.data[{i}]" for i in range(len(elements))] if many else ["$.data"]
         snapshot: datetime | None = top.timestamp
+        if problem := bounds.year_problem(top.timestamp, "timestamp"):
+            raise FormatError(f"{path.name}: {problem}")
     else:
         elements, snapshot = top, None
         paths = [f"$[{i}]" for i in range(len(elements))]
@@ -115,49 +117,81 @@ def _items(
     # a team is registered as of the first record that names it, so one file registers it once
     team_seen: dict[tuple[str, str], datetime] = {}
     for index, (raw, path) in enumerate(zip(elements, paths)):
-        text = bytes(raw).decode()
+        # an event is read whole before any of it is handed on: rejected whole, or in parts
         try:
-            event = _event.decode(raw)
-        except msgspec.ValidationError as exc:
-            yield Rejected(index, path, text, f"invalid event: {exc}")
-            continue
-        competition = COMPETITION_BY_ODDS_API_KEY.get(event.sport_key)
-        if competition is None:
-            yield Rejected(index, path, text, f"unknown sport_key {event.sport_key!r}")
-            continue
-        try:
-            home, away = team(competition.slug, event.home_team), team(competition.slug, event.away_team)
-        except UnknownTeam as exc:
-            yield Rejected(index, path, text, str(exc))
-            continue
-        if home.team_id == away.team_id:
-            yield Rejected(index, path, text, "home and away are the same team")
-            continue
-        names = (event.home_team, event.away_team)
-        try:
-            quotes, book_times = _whole_event(raw, home, away, names, price_format)
-        except _Fallback:
-            # something in it is wrong: read it part by part, to dead-letter just that part
-            quotes, book_times = [], []
-            for b, braw in enumerate(event.bookmakers):
-                bpath = f"{path}.bookmakers[{b}]"
+            items = list(_event_items(index, raw, path, snapshot, price_format, ingest_ts, team_seen))
+        except RECORD_ERRORS as exc:
+            items = [Rejected(index, path, _text(raw), reason_of(exc))]
+        yield from items
+
+
+def _text(raw: msgspec.Raw | bytes) -> str:
+    """A part of the response as text for a dead letter (a byte that is not UTF-8 escaped later)."""
+    return bytes(raw).decode("utf-8", "surrogateescape")
+
+
+def _event_items(
+    index: int, raw: msgspec.Raw, path: str, snapshot: datetime | None, price_format: str, ingest_ts: datetime,
+    team_seen: dict[tuple[str, str], datetime],
+) -> Iterator[Item]:
+    text = bytes(raw).decode()  # a byte that is not UTF-8: the event is rejected
+    try:
+        event = _event.decode(raw)
+    except msgspec.ValidationError as exc:
+        yield Rejected(index, path, text, f"invalid event: {exc}")
+        return
+    problem = (bounds.identifier_problem(event.id, "id") or bounds.year_problem(event.commence_time, "commence_time"))
+    if problem:
+        yield Rejected(index, path, text, problem)
+        return
+    competition = COMPETITION_BY_ODDS_API_KEY.get(event.sport_key)
+    if competition is None:
+        yield Rejected(index, path, text, f"unknown sport_key {event.sport_key[:40]!r}")
+        return
+    try:
+        home, away = team(competition.slug, event.home_team), team(competition.slug, event.away_team)
+    except UnknownTeam as exc:
+        yield Rejected(index, path, text, str(exc))
+        return
+    if home.team_id == away.team_id:
+        yield Rejected(index, path, text, "home and away are the same team")
+        return
+    # the names the source calls the teams: its IDs for them, kept clean like every name
+    names = (bounds.clean_text(event.home_team), bounds.clean_text(event.away_team))
+    try:
+        quotes, book_times = _whole_event(raw, home, away, names, price_format)
+    except _Fallback:
+        # something in it is wrong: read it part by part, to dead-letter just that part
+        quotes, book_times = [], []
+        for b, braw in enumerate(event.bookmakers):
+            bpath = f"{path}.bookmakers[{b}]"
+            try:
+                book = _book.decode(braw)
+                _check_book(book)
+            except RECORD_ERRORS as exc:
+                yield Rejected(index, bpath, _text(braw), f"invalid bookmaker: {reason_of(exc)}")
+                continue
+            book_times.append(book.last_update)
+            for m, mraw in enumerate(book.markets):
                 try:
-                    book = _book.decode(braw)
-                except msgspec.ValidationError as exc:
-                    yield Rejected(index, bpath, bytes(braw).decode(), f"invalid bookmaker: {exc}")
-                    continue
-                book_times.append(book.last_update)
-                for m, mraw in enumerate(book.markets):
-                    try:
-                        quotes.extend(_quotes(_market.decode(mraw), book, home, away, names, price_format))
-                    except (msgspec.ValidationError, _BadMarket, prices.BadPrice) as exc:
-                        yield Rejected(index, f"{bpath}.markets[{m}]", bytes(mraw).decode(), f"{book.key}: {exc}")
-        # when the response says it knew the game: its snapshot time, else its newest book update
-        seen_at = snapshot or max(book_times, default=event.commence_time)
-        team_ts = tuple(team_seen.setdefault((t.team_id, called), seen_at) for t, called in ((home, event.home_team), (away, event.away_team)))
-        yield _record(
-            index, path, text, event, competition.slug, competition.sport, home, away, quotes, seen_at, team_ts, ingest_ts,
-        )
+                    quotes.extend(_quotes(_market.decode(mraw), book, home, away, names, price_format))
+                except RECORD_ERRORS as exc:
+                    yield Rejected(index, f"{bpath}.markets[{m}]", _text(mraw), f"{book.key}: {reason_of(exc)}")
+    # when the response says it knew the game: its snapshot time, else its newest book update
+    seen_at = snapshot or max(book_times, default=event.commence_time)
+    team_ts = tuple(team_seen.setdefault((t.team_id, called), seen_at) for t, called in zip((home, away), names))
+    yield _record(
+        index, path, text, event, names, competition.slug, competition.sport, home, away, quotes, seen_at, team_ts,
+        ingest_ts,
+    )
+
+
+def _check_book(book: OddsBook | WholeBook) -> None:
+    problem = (bounds.identifier_problem(book.key, "bookmaker key")
+               or bounds.text_problem(bounds.clean_text(book.title), "bookmaker title", bounds.NAME_MAX)
+               or bounds.year_problem(book.last_update, "last_update"))
+    if problem:
+        raise _BadMarket(problem)
 
 
 class _BadMarket(ValueError):
@@ -176,9 +210,10 @@ def _whole_event(
         whole = _whole.decode(raw)
         quotes: list[_Quote] = []
         for book in whole.bookmakers:
+            _check_book(book)
             for market in book.markets:
                 quotes.extend(_quotes(market, book, home, away, names, price_format))
-    except (msgspec.ValidationError, _BadMarket, prices.BadPrice):
+    except RECORD_ERRORS:
         raise _Fallback from None
     return quotes, [b.last_update for b in whole.bookmakers]
 
@@ -216,8 +251,15 @@ def _quotes(
     kind, base, period = _market_kind(market.key)
     if not market.outcomes:
         raise _BadMarket(f"{market.key}: no outcomes")
+    if len(market.outcomes) > 1_000:
+        raise _BadMarket(f"{market.key}: {len(market.outcomes)} outcomes")
+    for o in market.outcomes:
+        if o.point is not None and (problem := bounds.point_problem(o.point, base)):
+            raise _BadMarket(problem)
     fmt = price_format if price_format != "auto" else prices.infer_format([o.price for o in market.outcomes])
     at = market.last_update or book.last_update
+    if problem := bounds.year_problem(at, "last_update"):
+        raise _BadMarket(problem)
     if base[0] == "h" or len(market.outcomes) <= 2:
         groups = [market.outcomes]
     else:  # several lines in one market: pair them up by point (a spread's two sides by its size)
@@ -230,7 +272,7 @@ def _quotes(
     for outcomes in groups:
         point, ordered = _outcomes(base, outcomes, home, away, names, fmt)
         prices.check_market([o.price for o in ordered], fmt, exchange=kind == "exchange")
-        out.append(_Quote(book.key, book.title, at, kind, base, period, point, ordered))
+        out.append(_Quote(book.key, bounds.clean_text(book.title), at, kind, base, period, point, ordered))
     return out
 
 
@@ -245,13 +287,14 @@ def _outcomes(
     slots: dict[str, Outcome] = {}
     moneyline = base[0] == "h"
     for o in outcomes:
-        selection = _selection(base, o.name, home, away, names)
+        name = bounds.clean_text(o.name)
+        selection = _selection(base, name, home, away, names)
         if selection in slots:
-            raise _BadMarket(f"outcome {o.name!r} appears twice")
+            raise _BadMarket(f"outcome {name[:40]!r} appears twice")
         if not moneyline and o.point is None:
-            raise _BadMarket(f"outcome {o.name!r} has no point")
+            raise _BadMarket(f"outcome {name[:40]!r} has no point")
         slots[selection] = Outcome(
-            selection=selection, name=o.name,
+            selection=selection, name=name,
             participant_id=home.team_id if selection == "home" else away.team_id if selection == "away" else None,
             price=o.price, price_format=fmt, point=None if moneyline else o.point,
         )
@@ -276,7 +319,7 @@ def _selection(base: str, name: str, home: Team, away: Team, names: tuple[str, s
         folded = name.casefold()
         if folded in ("over", "under"):
             return folded
-        raise _BadMarket(f"totals outcome {name!r} is neither Over nor Under")
+        raise _BadMarket(f"totals outcome {name[:40]!r} is neither Over nor Under")
     if name == names[0]:
         return "home"
     if name == names[1]:
@@ -287,7 +330,7 @@ def _selection(base: str, name: str, home: Team, away: Team, names: tuple[str, s
         return "away"
     if base != "spreads" and name.casefold() in ("draw", "tie"):
         return "draw"
-    raise _BadMarket(f"outcome {name!r} is neither team")
+    raise _BadMarket(f"outcome {name[:40]!r} is neither team")
 
 
 def _same_team(name: str, t: Team) -> bool:
@@ -298,11 +341,12 @@ def _same_team(name: str, t: Team) -> bool:
 
 
 def _record(
-    index: int, path: str, text: str, event: OddsEvent, competition: str, sport: str, home: Team, away: Team,
-    quotes: list[_Quote], seen_at: datetime, team_ts: tuple[datetime, datetime], ingest_ts: datetime,
+    index: int, path: str, text: str, event: OddsEvent, names: tuple[str, str], competition: str, sport: str,
+    home: Team, away: Team, quotes: list[_Quote], seen_at: datetime, team_ts: tuple[datetime, datetime],
+    ingest_ts: datetime,
 ) -> Record:
     kickoff = event.commence_time
-    sides = ((home, event.home_team), (away, event.away_team))
+    sides = ((home, names[0]), (away, names[1]))
     claim = GameClaim(
         SOURCE, event.id, competition, home.team_id, away.team_id, kickoff, None,
         season_label(competition, local_day(competition, kickoff)), None,
@@ -321,7 +365,7 @@ def _record(
         ]
         events.append(GameScheduled(
             source=SOURCE, source_id=event.id, source_ts=seen_at, ingest_ts=ingest_ts, game_id=game_id,
-            sport=sport, competition=competition, season=claim.season, name=f"{event.away_team} at {event.home_team}",
+            sport=sport, competition=competition, season=claim.season, name=f"{names[1]} at {names[0]}",
             home_team_id=home.team_id, away_team_id=away.team_id, kickoff_at=kickoff,
             known_by=[KnownBy(SOURCE, event.id)],
         ))

@@ -22,14 +22,14 @@ from ingest.batches import RunState, batched, build
 from ingest.event_log import EventLog
 from ingest.records import Parsed, Rejected
 from ingest.summary import Summary
-from schemas.deadletter import DeadLetter
+from schemas.deadletter import DeadLetter, make_dead_letter
 
 Progress = Callable[[Summary], None]
 
 
 def dead_letter(parsed: Parsed, r: Rejected, ingest_ts: datetime) -> DeadLetter:
-    return DeadLetter(source=parsed.source, file=parsed.file, location=r.location, reason=r.reason, raw=r.raw,
-                      ingest_ts=ingest_ts)
+    return make_dead_letter(source=parsed.source, file=parsed.file, location=r.location, reason=r.reason, raw=r.raw,
+                            ingest_ts=ingest_ts)
 
 
 def reason_kind(reason: str) -> str:

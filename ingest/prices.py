@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from schemas.bounds import price_problem
 from schemas.events import PriceFormat
 
 ONE = Decimal(1)
@@ -29,8 +30,8 @@ def infer_format(prices: Sequence[Decimal]) -> PriceFormat:
     American prices are <= -100 or >= +100; decimal prices are > 1. A negative price is
     American; a price between 1 and 100 is decimal; a market whose prices are all >= 100 is
     American (no real decimal market has every outcome at 100 or longer)."""
-    values = [float(p) for p in prices]
-    if min(values) < 0:
+    values = [float(p) for p in prices if p.is_finite()]  # NaN and infinities: refused by check()
+    if not values or min(values) < 0:
         return "american"
     for v in values:
         if 1.0 < v < 100.0:
@@ -39,11 +40,10 @@ def infer_format(prices: Sequence[Decimal]) -> PriceFormat:
 
 
 def check(price: Decimal, fmt: PriceFormat) -> None:
-    if fmt == "american":
-        if -HUNDRED < price < HUNDRED:
-            raise BadPrice(f"American price {price} is between -100 and +100")
-    elif price <= ONE:
-        raise BadPrice(f"decimal price {price} is not above 1")
+    """A finite price within the bounds of its format (schemas/bounds.py)."""
+    problem = price_problem(price, fmt)
+    if problem:
+        raise BadPrice(problem)
 
 
 def implied(price: Decimal, fmt: PriceFormat) -> Decimal:

@@ -108,3 +108,18 @@ class Parsed:
 
 class FormatError(ValueError):
     """The file is not of the format the adapter reads (wrong header, not JSON, ...)."""
+
+
+# What reading one hostile record can raise (a bad value, a date past the calendar's end, a
+# decimal that cannot be compared, a byte that is not UTF-8, a key it lacks): the record is
+# dead-lettered with the reason and the file goes on. (msgspec's errors are ValueErrors.)
+RECORD_ERRORS: tuple[type[Exception], ...] = (ValueError, ArithmeticError, LookupError, TypeError)
+
+
+def reason_of(exc: Exception) -> str:
+    """A dead letter's reason: our own checks say what is wrong; anything else also says what
+    kind of error it was."""
+    text = str(exc) or type(exc).__name__
+    if type(exc).__module__.startswith(("ingest", "schemas")):
+        return text
+    return f"{type(exc).__name__}: {text}"

@@ -3,6 +3,9 @@ relative timing of the recording (its `ts`) at N times real speed, or as fast as
 
 Records go out in file order keyed by their entity, so per-entity order holds. Events the
 target log already holds (same `event_id`, same epoch) are counted as duplicates, not sent.
+An event the file holds more than once (a log that received it twice) is one event: sent
+at most once and counted once. A line that is not a sound event (not an export line, or an
+event outside the bounds of schemas/bounds.py) is a dead letter.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from ingest.event_log import EventLog
 from ingest.export import ExportLine
 from ingest.pacing import offsets, paced
 from ingest.summary import Summary
-from schemas.deadletter import DeadLetter
+from schemas.bounds import event_problem
+from schemas.deadletter import DeadLetter, make_dead_letter
 from schemas.events import decode, event_key, event_topic
 
 SOURCE = "replay"
@@ -49,35 +53,46 @@ def read_lines(path: Path, ingest_ts: datetime) -> tuple[list[Line], list[DeadLe
                 event = decode(value)
                 if not event.event_id:
                     raise ValueError("event has no event_id")
-            except (msgspec.DecodeError, ValueError) as exc:
-                dead.append(DeadLetter(source=SOURCE, file=path.name, location=f"line {number}", reason=str(exc),
-                                       raw=raw.decode(errors="replace").rstrip("\n"), ingest_ts=ingest_ts))
+                problem = event_problem(event)
+                if problem:
+                    raise ValueError(problem)
+            except (ValueError, ArithmeticError) as exc:  # msgspec's errors are ValueErrors
+                dead.append(make_dead_letter(
+                    source=SOURCE, file=path.name, location=f"line {number}", reason=str(exc),
+                    raw=raw.decode("utf-8", "surrogateescape").rstrip("\n"), ingest_ts=ingest_ts))
                 continue
             ts = line.ts if line.ts.tzinfo else line.ts.replace(tzinfo=timezone.utc)
             lines.append(Line(ts, event.event_id, event_topic(event), event_key(event).encode(), value))
     return lines, dead, count
 
 
+def distinct_events(lines: list[Line]) -> int:
+    return len({line.event_id for line in lines})
+
+
 async def replay(path: Path, log: EventLog, speed: float | None, progress: Callable[[Summary], None] | None = None) -> Summary:
     started = time.perf_counter()
     lines, dead, count = read_lines(path, datetime.now(timezone.utc))
-    summary = Summary(records=count, dead_lettered=len(dead), events=len(lines))
-    if dead:
-        await log.producer.send((), dead)
+    summary = Summary(records=count, dead_lettered=len(dead), events=distinct_events(lines))
+    if dead:  # through the registry, like ingest's: a second replay does not write them again
+        await log.append((), dead)
     seen: set[str] = set()
     async for part in paced(offsets([line.ts for line in lines]), speed):
         batch = lines[part]
         known = await log.appended.known([line.event_id for line in batch])
-        new = []
+        new, held = [], 0
         for line in batch:
-            if line.event_id in known or line.event_id in seen:
+            if line.event_id in seen:  # a repeat within the file: already counted once
                 continue
             seen.add(line.event_id)
-            new.append(line)
+            if line.event_id in known:
+                held += 1
+            else:
+                new.append(line)
         await log.producer.send_raw([(line.topic, line.key, line.value) for line in new])
         await log.appended.record([line.event_id for line in new])
         summary.accepted += len(new)
-        summary.duplicate += len(batch) - len(new)
+        summary.duplicate += held
         if progress:
             progress(summary)
     summary.seconds = time.perf_counter() - started

@@ -36,6 +36,12 @@ DatasetOpt = Annotated[
     DatasetChoice, typer.Option("--dataset", help="live (the ingested feeds) or test (the sandbox)"),
 ]
 FileArg = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The source file")]
+StrictFlag = Annotated[bool, typer.Option(
+    "--strict", help="Exit 3 when any record was dead-lettered (the run still completes and reports)")]
+# exit codes: 0 the run completed (dead letters or not); 1 it could not complete (nothing is
+# lost: run it again, what was appended is not sent twice); 2 a usage error; 3 --strict and
+# at least one record was dead-lettered
+EXIT_DEAD_LETTERS = 3
 
 
 def stack_errors() -> tuple[type[BaseException], ...]:
@@ -47,10 +53,24 @@ def stack_errors() -> tuple[type[BaseException], ...]:
 
 
 def run_on_stack(coro):
+    """Run a command's coroutine; a failure to reach (or keep) the broker or the database is
+    an error exit (1), never a summary with exit 0."""
+    from aiokafka.errors import KafkaConnectionError
+
     try:
         return asyncio.run(coro)
-    except stack_errors() as exc:
+    except (OSError, RuntimeError, KafkaConnectionError) as exc:
         fail(f"{type(exc).__name__}: {exc} (is the stack running? `svc up`, or set KAFKA_BOOTSTRAP and DATABASE_URL)")
+    except stack_errors() as exc:
+        fail(f"{type(exc).__name__}: {exc} (the run did not complete; running it again resumes it: "
+             "what was appended is not sent twice)")
+
+
+def strict_exit(summary, strict: bool) -> None:
+    """`--strict`: a completed run with dead letters exits 3."""
+    if strict and summary.dead_lettered:
+        fail(f"{summary.dead_lettered} dead-lettered (--strict); `svc ingest dead-letters` lists them",
+             EXIT_DEAD_LETTERS)
 
 
 def progress_bar(total: int | None, label: str) -> Progress:
@@ -85,7 +105,10 @@ def print_details(summary) -> None:
         console.print(f"[yellow]dead-lettered[/yellow] {count} x {reason}")
 
 
-def run_ingest(parse: Callable, path: Path, dataset: DatasetChoice, as_json: bool, data_dir: Path | None, **options) -> None:
+def run_ingest(
+    parse: Callable, path: Path, dataset: DatasetChoice, as_json: bool, data_dir: Path | None, strict: bool = False,
+    **options,
+) -> None:
     from ingest.event_log import open_event_log
     from ingest.pipeline import ingest
     from ingest.records import FormatError
@@ -109,9 +132,10 @@ def run_ingest(parse: Callable, path: Path, dataset: DatasetChoice, as_json: boo
     summary = run_on_stack(main())
     if as_json:
         print_json(summary.public())
-        return
-    print_table(summary_table(f"{path.name} -> {dataset.value}", {path.name: summary}))
-    print_details(summary)
+    else:
+        print_table(summary_table(f"{path.name} -> {dataset.value}", {path.name: summary}))
+        print_details(summary)
+    strict_exit(summary, strict)
 
 
 def register(app: typer.Typer) -> None:
@@ -124,33 +148,37 @@ def register(app: typer.Typer) -> None:
     @ingest_app.command("nflverse-games")
     def nflverse_games(
         file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        strict: StrictFlag = False,
     ) -> None:
         """nflverse schedules and results (games.csv): teams, games, finals, closing lines."""
         from ingest import nflverse_games as adapter
 
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir)
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
 
     @ingest_app.command("nflverse-player-stats")
     def nflverse_player_stats(
         file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        strict: StrictFlag = False,
     ) -> None:
         """nflverse weekly player stats: players and per-game stat lines (ingest the games first)."""
         from ingest import nflverse_player_stats as adapter
 
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir)
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
 
     @ingest_app.command("nflverse-injuries")
     def nflverse_injuries(
         file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        strict: StrictFlag = False,
     ) -> None:
         """nflverse weekly injury reports: players and their reports."""
         from ingest import nflverse_injuries as adapter
 
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir)
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
 
     @ingest_app.command("odds-api")
     def odds_api(
         file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        strict: StrictFlag = False,
         price_format: Annotated[
             PriceFormatChoice, typer.Option("--price-format", help="The oddsFormat the response was requested in")
         ] = PriceFormatChoice.auto,
@@ -158,7 +186,7 @@ def register(app: typer.Typer) -> None:
         """The Odds API v4 odds response (a list of events, or the historical wrapper)."""
         from ingest import odds_api as adapter
 
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir, price_format=price_format.value)
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict, price_format=price_format.value)
 
     @ingest_app.command("dead-letters")
     def dead_letters(

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from cli.commands.ingest import (
-    DatasetChoice, DatasetOpt, FileArg, print_details, print_table, progress_bar, run_on_stack, summary_table,
+    DatasetChoice, DatasetOpt, FileArg, StrictFlag, print_details, print_table, progress_bar, run_on_stack,
+    strict_exit, summary_table,
 )
 from cli.common import DataDir, JsonFlag, print_json, settings_for
 
@@ -32,6 +33,7 @@ def register(app: typer.Typer) -> None:
         dataset: DatasetOpt = DatasetChoice.live,
         as_json: JsonFlag = False,
         data_dir: DataDir = None,
+        strict: StrictFlag = False,
     ) -> None:
         """Re-append an export (`svc export`): events keep their IDs, per-entity order and relative timing."""
         from ingest.event_log import open_event_log
@@ -52,6 +54,7 @@ def register(app: typer.Typer) -> None:
         summary = run_on_stack(main())
         if as_json:
             print_json(summary.public())
-            return
-        print_table(summary_table(f"{Path(file).name} -> {dataset.value}", {file.name: summary}))
-        print_details(summary)
+        else:
+            print_table(summary_table(f"{Path(file).name} -> {dataset.value}", {file.name: summary}))
+            print_details(summary)
+        strict_exit(summary, strict)
