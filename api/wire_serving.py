@@ -13,7 +13,7 @@ import msgspec
 import structlog
 
 from api.access.headers import retry_after
-from api.access.plans import PLANS
+from api.access.plans import PLANS, topic_scope
 from api.access.service import DB_ERRORS, AccessService
 from api.access.window import RatePolicy, rate_state
 from api.conventions import RG_LINE
@@ -32,6 +32,7 @@ from wire.tickets import TicketGrant, redeem_ticket
 log = structlog.get_logger("api.wire")
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 SERVED_KINDS = ("game", "market")
+WIRE_SCOPE = "wire:connect"  # what opening the Wire needs (spec 4.17), checked again at every (re)start
 DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
 STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire connections to close
 encode = msgspec.json.Encoder(decimal_format="number").encode
@@ -158,7 +159,21 @@ async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str,
     if grant is None:
         raise ProblemError("unauthenticated", "The ticket is not valid: unknown, expired, already used, or minted "
                                               f"for the {'socket' if transport == 'sse' else 'stream'}.", param="ticket")
+    if WIRE_SCOPE not in grant.scopes:
+        raise ProblemError("insufficient_scope", f"The key that minted this ticket lacks the scope '{WIRE_SCOPE}'.",
+                           param=WIRE_SCOPE)
     return grant
+
+
+def topic_refusal(grant: TicketGrant, topic: str) -> tuple[str, str] | None:
+    """Why this grant may not open `topic` (spec 6.1 `not_entitled`: the ticket does not name it,
+    or the key lacks the scope its REST twin needs), as (scope or None, detail); None: it may."""
+    if grant.topics is not None and topic not in grant.topics:
+        return None, f"The ticket does not name {topic}."
+    scope = topic_scope(topic)
+    if scope is not None and scope not in grant.scopes:
+        return scope, f"The key lacks the scope '{scope}' that {topic.partition(':')[0]} topics need."
+    return None
 
 
 class Snapshot(msgspec.Struct):

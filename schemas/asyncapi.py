@@ -120,10 +120,8 @@ def document(version: str) -> dict[str, Any]:
                 "Authenticate within 5 s with `auth` (a `ws` ticket), or offer `svc.ticket.{ticket}` as a second "
                 "subprotocol, or `resume` within 120 s. `subscribe`/`unsubscribe`/`list_subscriptions` are "
                 "answered by `ack` (the full topic set); each new topic gets its snapshot, then its deltas by seq. "
-                "Close codes: 4001 unauthenticated, 4002 no auth in time, 4003 protocol, 4011 session expired "
-                "during resume, 4013 origin not allowed, 4100 pings unanswered, 4108 slow consumer, 4129 too many messages or attempts, "
-                "4150 live updates unavailable, 4200 lifetime reached (resume), 4201 this server is stopping (reconnect now "
-                "and resume), 1009 frame over 65,536 bytes."
+                "Close codes (4000-4099 fatal, 4100-4199 back off, 4200-4299 reconnect now and resume): "
+                + ", ".join(f"{code} {why}" for code, why in sorted(control.CLOSE_MEANINGS.items())) + "."
             ),
             "messages": socket_messages,
         },

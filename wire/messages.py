@@ -27,12 +27,30 @@ CLOSE_AUTH_TIMEOUT = 4002
 CLOSE_PROTOCOL = 4003
 CLOSE_SESSION_EXPIRED = 4011  # named by the spec: the session expired during resume
 CLOSE_ORIGIN = 4013  # named by the spec: a browser origin not in SVC_WIRE_ORIGINS
+CLOSE_FORBIDDEN = 4030  # the key may no longer open the Wire (lacks `wire:connect`)
 CLOSE_HEARTBEAT = 4100  # two pings unanswered
 CLOSE_SLOW_CONSUMER = 4108  # named by the spec
 CLOSE_TOO_MANY_MESSAGES = 4129
 CLOSE_UNAVAILABLE = 4150  # live updates not reachable: back off and retry
 CLOSE_LIFETIME = 4200  # the 24-hour limit: reconnect now and resume
 CLOSE_RESTART = 4201  # this server is stopping: reconnect now (another process) and resume
+
+# what each close code means, for clients (the AsyncAPI document lists these)
+CLOSE_MEANINGS = {
+    CLOSE_UNAUTHENTICATED: "unauthenticated (bad ticket)",
+    CLOSE_AUTH_TIMEOUT: "no auth within 5 s",
+    CLOSE_PROTOCOL: "protocol (no svc.v1 subprotocol, or a first message other than auth or resume)",
+    CLOSE_SESSION_EXPIRED: "session expired during resume",
+    CLOSE_ORIGIN: "origin not allowed for this ticket",
+    CLOSE_FORBIDDEN: "the key lacks wire:connect",
+    CLOSE_HEARTBEAT: "pings unanswered",
+    CLOSE_SLOW_CONSUMER: "slow consumer",
+    CLOSE_TOO_MANY_MESSAGES: "too many messages or attempts",
+    CLOSE_UNAVAILABLE: "live updates unavailable",
+    CLOSE_LIFETIME: "lifetime reached (resume)",
+    CLOSE_RESTART: "this server is stopping (reconnect now and resume)",
+    1009: "frame over 65,536 bytes",
+}
 
 
 class Auth(msgspec.Struct, tag_field="op", tag="auth"):

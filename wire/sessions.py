@@ -18,10 +18,11 @@ import asyncpg
 
 from api.access.keys import key_digest as token_digest  # the keyed hash keys and tickets use
 from schemas.ids import random_id
-from wire.tickets import TicketGrant
+from wire.tickets import TicketGrant, standing_scopes
 
 RESUME_SECONDS = 120
-_COLUMNS = "id, key_id, account_id, plan, mode, ticket_topics, topics, expires_at, holder"
+_COLUMNS = ("s.id, s.key_id, s.account_id, a.plan, s.mode, s.ticket_topics, s.topics, s.expires_at, s.holder, "
+            "k.scopes")
 
 
 @dataclass
@@ -36,7 +37,8 @@ class Session:
 def _session(row: asyncpg.Record) -> Session:
     ticket_topics = row["ticket_topics"]
     grant = TicketGrant(row["key_id"], row["account_id"], row["plan"], row["mode"], "ws",
-                        None if ticket_topics is None else tuple(ticket_topics), row["expires_at"])
+                        None if ticket_topics is None else tuple(ticket_topics), row["expires_at"],
+                        standing_scopes(row["scopes"], row["plan"]))
     return Session(row["id"], grant, row["expires_at"], set(row["topics"]), row["holder"])
 
 
@@ -85,14 +87,15 @@ class SessionStore:
 
     async def resume(self, session_id: str, token: str, now: datetime | None = None) -> Session | None:
         """The session for this ID and current token, now held by the caller; None when unknown,
-        expired, detached over 120 s ago, its key revoked, or the token is not the current one."""
+        expired, detached over 120 s ago, its key revoked, or the token is not the current one.
+        Its grant carries the key's scopes and its account's plan as they stand now."""
         now = now or datetime.now(timezone.utc)
         async with self._pool.acquire() as conn:
             row = await conn.fetchrow(
-                f"UPDATE access.wire_sessions SET detached_at = NULL, holder = holder + 1 "
-                f"WHERE id = $1 AND token_hash = $2 AND (detached_at IS NULL OR detached_at >= $3) "
-                f"AND expires_at > $4 AND EXISTS (SELECT 1 FROM access.api_keys k "
-                f"WHERE k.id = wire_sessions.key_id AND k.revoked_at IS NULL) RETURNING {_COLUMNS}",
+                f"UPDATE access.wire_sessions s SET detached_at = NULL, holder = s.holder + 1 "
+                f"FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id "
+                f"WHERE s.id = $1 AND s.token_hash = $2 AND (s.detached_at IS NULL OR s.detached_at >= $3) "
+                f"AND s.expires_at > $4 AND k.id = s.key_id AND k.revoked_at IS NULL RETURNING {_COLUMNS}",
                 session_id, token_digest(self._secret, token), now - self._resume, now,
             )
         return None if row is None else _session(row)

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 import asyncpg
 
 from api.access.keys import key_digest as ticket_digest  # the same keyed hash as API keys
+from api.access.plans import PLANS
 from schemas.ids import is_id, random_id
 
 TICKET_SECONDS = 60  # spec 8: a ticket lives at most 60 seconds
@@ -31,6 +32,9 @@ class TicketGrant:
     transport: str
     topics: tuple[str, ...] | None  # None: any topic the plan allows
     expires_at: datetime
+    # what the key may read now: its scopes that its account's plan allows (read when redeemed or
+    # resumed, so a key's standing is never older than its connection's last (re)start)
+    scopes: frozenset[str] = frozenset()
 
 
 async def mint_ticket(
@@ -53,23 +57,32 @@ async def mint_ticket(
     return ticket, grant
 
 
+def standing_scopes(key_scopes, plan: str) -> frozenset[str]:
+    """A key's scopes that its account's plan allows now (a plan may have changed since)."""
+    return frozenset(key_scopes) & PLANS[plan].scopes if plan in PLANS else frozenset()
+
+
 async def redeem_ticket(
     conn: asyncpg.Connection, secret: bytes, ticket: str, transport: str, now: datetime | None = None,
 ) -> TicketGrant | None:
     """The grant of a valid, unexpired, unused ticket for this transport whose key is not revoked,
-    now used; else None."""
+    now used; else None. The grant's scopes are the key's as they stand now (the caller checks
+    `wire:connect` and each topic's scope)."""
     if not is_id("wire_ticket", ticket):
         return None
     now = now or datetime.now(timezone.utc)
     row = await conn.fetchrow(
-        """UPDATE access.wire_tickets SET redeemed_at = $2
-           WHERE ticket_hash = $1 AND redeemed_at IS NULL AND expires_at > $2 AND transport = $3
-             AND EXISTS (SELECT 1 FROM access.api_keys k WHERE k.id = wire_tickets.key_id AND k.revoked_at IS NULL)
-           RETURNING key_id, account_id, plan, mode, transport, topics, expires_at""",
+        """UPDATE access.wire_tickets t SET redeemed_at = $2
+           FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id
+           WHERE t.ticket_hash = $1 AND t.redeemed_at IS NULL AND t.expires_at > $2 AND t.transport = $3
+             AND k.id = t.key_id AND k.revoked_at IS NULL
+           RETURNING t.key_id, t.account_id, t.plan, t.mode, t.transport, t.topics, t.expires_at,
+                     k.scopes, a.plan AS account_plan""",
         ticket_digest(secret, ticket), now, transport,
     )
     if row is None:
         return None
     topics = row["topics"]
-    return TicketGrant(row["key_id"], row["account_id"], row["plan"], row["mode"], row["transport"],
-                       None if topics is None else tuple(topics), row["expires_at"])
+    return TicketGrant(row["key_id"], row["account_id"], row["account_plan"], row["mode"], row["transport"],
+                       None if topics is None else tuple(topics), row["expires_at"],
+                       standing_scopes(row["scopes"], row["account_plan"]))

@@ -22,6 +22,24 @@ SCOPES = BASE_SCOPES | PRO_SCOPES
 # A route may also say so itself with opt {"credential": "key"}.
 KEY_ONLY_SCOPES = frozenset({"run:answers", "wire:connect"})
 
+# The scope that reads each kind of resource (spec 4, 5.7): the one mapping REST routes, wire
+# ticket minting and the Wire's subscribe and resume all read, so a topic never needs less than
+# its REST twin (a market topic needs `read:odds`, like GET /v1/markets/{id}). A Wire topic's
+# kind is the part before its colon (`market:mkt_…`).
+READ_SCOPES: dict[str, str] = {
+    "game": "read:odds",
+    "market": "read:odds",
+    "player": "read:players",
+    "reference": "read:reference",
+    "answer": "run:answers",
+}
+
+
+def topic_scope(topic: str) -> str | None:
+    """The scope a Wire topic needs (that of its REST twin); None for a kind not served."""
+    return READ_SCOPES.get(topic.partition(":")[0])
+
+
 # operations outside access control: health answers load balancers, never 401/429 (spec 4.1)
 UNMETERED_OPERATIONS = frozenset({"health"})
 

@@ -7,6 +7,7 @@ from typing import Annotated
 from litestar import Request, get
 from litestar.params import QueryParameter
 
+from api.access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
 from api.queries import reference as reference_sql
 from api.resources import examples
@@ -22,7 +23,7 @@ from api.routes._params import SLUG, Cursor, page_limit, position
     summary="List competitions",
     description="Competitions by slug, each with its seasons newest first. Filter by `sport` slug.",
     responses=responses(CompetitionList, "A page of competitions.", examples.competition_list()),
-    opt={"operation": "competitions.list", "scope": "read:reference", "price": 1},
+    opt={"operation": "competitions.list", "scope": READ_SCOPES["reference"], "price": 1},
     tags=["reference"],
 )
 async def list_competitions(

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import PathParameter, QueryParameter
 
+from api.access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
 from api.problems import ProblemError
 from api.queries import games as games_sql
@@ -34,7 +35,7 @@ GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled
     ),
     responses=responses(GameList, "A page of games.", examples.game_list()),
     # the page is kept by the version of these tables (api/read_cache.py); a `cmp_` filter reads competitions
-    opt={"operation": "games.list", "scope": "read:odds", "price": 1, "read_tables": ("games", "teams", "competitions")},
+    opt={"operation": "games.list", "scope": READ_SCOPES["game"], "price": 1, "read_tables": ("games", "teams", "competitions")},
     tags=["games-and-markets"],
 )
 async def list_games(
@@ -95,7 +96,7 @@ def _list_item(schema: str, row) -> Game:
         "source gives none, the sum of its players' counting stats). Carries `rg_line`."
     ),
     responses=responses(GameDetail, "The game.", examples.game_detail(), "not_found"),
-    opt={"operation": "games.get", "scope": "read:odds", "price": 1},
+    opt={"operation": "games.get", "scope": READ_SCOPES["game"], "price": 1},
     tags=["games-and-markets"],
 )
 async def get_game(

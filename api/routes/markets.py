@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import PathParameter, QueryParameter
 
+from api.access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
 from api.problems import ProblemError
 from api.queries import games as games_sql
@@ -43,7 +44,7 @@ def devig_card(method: str) -> str:
         "probabilities. An unknown `game_id` is 404 `not_found`. Carries `rg_line`."
     ),
     responses=responses(MarketList, "A page of the game's markets.", examples.market_list(), "not_found"),
-    opt={"operation": "markets.list", "scope": "read:odds", "price": 1},
+    opt={"operation": "markets.list", "scope": READ_SCOPES["market"], "price": 1},
     tags=["games-and-markets"],
 )
 async def list_markets(
@@ -93,7 +94,7 @@ async def list_markets(
     ),
     responses=responses(MarketDetail, "The market.", examples.market_detail(), "not_found"),
     # the detail is kept by the version of these tables (api/read_cache.py)
-    opt={"operation": "markets.get", "scope": "read:odds", "price": 1, "read_tables": ("markets", "games", "market_lines")},
+    opt={"operation": "markets.get", "scope": READ_SCOPES["market"], "price": 1, "read_tables": ("markets", "games", "market_lines")},
     tags=["games-and-markets"],
 )
 async def get_market(

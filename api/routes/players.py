@@ -7,6 +7,7 @@ from typing import Annotated
 from litestar import Request, get
 from litestar.params import PathParameter
 
+from api.access.plans import READ_SCOPES
 from api.conventions import request_id
 from api.problems import ProblemError
 from api.queries import players as players_sql
@@ -28,7 +29,7 @@ from api.routes._params import id_pattern
         "for American football. An unknown ID is 404 `not_found` with `param: player_id`."
     ),
     responses=responses(Player, "The player.", examples.player(), "not_found"),
-    opt={"operation": "players.get", "scope": "read:players", "price": 1},
+    opt={"operation": "players.get", "scope": READ_SCOPES["player"], "price": 1},
     tags=["players"],
 )
 async def get_player(

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import QueryParameter
 
+from api.access.plans import READ_SCOPES
 from api.conventions import encode_cursor
 from api.queries import search as search_sql
 from api.resources import examples
@@ -32,7 +33,7 @@ MAX_OFFSET = 1000
         "keys search the sandbox."
     ),
     responses=responses(SearchResultList, "A page of results.", examples.search_results()),
-    opt={"operation": "search", "scope": "read:reference", "price": 1},
+    opt={"operation": "search", "scope": READ_SCOPES["reference"], "price": 1},
     tags=["search"],
 )
 async def search(

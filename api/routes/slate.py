@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import QueryParameter
 
+from api.access.plans import READ_SCOPES
 from api.conventions import RG_LINE, dataset_of, encode_cursor, request_id
 from api.problems import ProblemError
 from api.queries import games as games_sql
@@ -70,7 +71,7 @@ async def _default_day(request: Request, conn, schema: str, local: zoneinfo.Zone
         "suspended games. Test-mode keys get the sandbox day. Carries `rg_line`."
     ),
     responses=responses(Slate, "The slate.", examples.slate()),
-    opt={"operation": "slate.get", "scope": "read:odds", "price": 1},
+    opt={"operation": "slate.get", "scope": READ_SCOPES["game"], "price": 1},
     tags=["games-and-markets"],
 )
 async def get_slate(

@@ -30,7 +30,7 @@ from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
     DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
-    live_connections, read_freshness, read_snapshot, redeem, still_open, utc_now,
+    live_connections, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import messages as m
 from wire.fanout import STOPPING, DeltaFanout, Inbox, Subscription
@@ -40,6 +40,10 @@ from wire.sessions import RESUME_SECONDS, Session, SessionStore
 from wire.topics import topic_error
 
 log = structlog.get_logger("api.socket")
+
+
+# a refused ticket closes the socket with the fatal code of its problem (do not retry unchanged)
+_CLOSE_FOR = {"unauthenticated": m.CLOSE_UNAUTHENTICATED, "insufficient_scope": m.CLOSE_FORBIDDEN}
 
 
 class _Closed(Exception):
@@ -119,8 +123,8 @@ class Connection:
     def refusal(self, topic: str) -> tuple[str, str] | None:
         if (why := topic_error(topic)) is not None:
             return "invalid_request", f"Topic is not valid: {why}."
-        if self.grant.topics is not None and topic not in self.grant.topics:
-            return "not_entitled", "The ticket does not name this topic."
+        if (refused := topic_refusal(self.grant, topic)) is not None:
+            return "not_entitled", refused[1]
         return None
 
     async def subscribe(self, msg: m.Subscribe) -> None:
@@ -151,7 +155,13 @@ class Connection:
         await self.send(m.encode(m.Ack(request_id=request_id, topics=sorted(self.current))))
 
     async def resume_topics(self, last_seq: dict[str, int]) -> None:
-        """Replay what each topic missed; topics this process cannot replay get new snapshots."""
+        """Replay what each topic missed; topics this process cannot replay get new snapshots.
+        A topic the key may no longer open (its scopes are read again on resume) is dropped with
+        `not_entitled`."""
+        refused = {topic: why for topic in self.session.topics if (why := topic_refusal(self.grant, topic))}
+        for topic, why in sorted(refused.items()):
+            self.session.topics.discard(topic)
+            await self.error("not_entitled", why[1], topic=topic)
         topics = sorted(self.session.topics)
         for topic in topics:  # subscribed first: nothing falls between the replay and live deltas
             self._attach(topic)
@@ -175,6 +185,7 @@ class Connection:
             for topic in failed:
                 if not await self.snapshot(topic):
                     self.session.topics.discard(topic)
+        if failed or refused:
             await self.sessions.save(self.session)
 
     # ---- the connection's two loops -------------------------------------------------------
@@ -367,8 +378,7 @@ async def wire_socket(socket: WebSocket) -> None:
                 grant = await redeem(app_state.pool, service, first.ticket, "ws")
             except ProblemError as exc:
                 await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail)).decode())
-                raise _Closed(m.CLOSE_UNAUTHENTICATED if exc.code == "unauthenticated" else m.CLOSE_UNAVAILABLE,
-                              exc.code) from None
+                raise _Closed(_CLOSE_FOR.get(exc.code, m.CLOSE_UNAVAILABLE), exc.code) from None
             session = await sessions.open(grant, app_state.settings.wire_max_seconds)
         grant = session.grant
         try:

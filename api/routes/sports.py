@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from litestar import Request, get
 
+from api.access.plans import READ_SCOPES
 from api.conventions import request_id
 from api.queries import reference as reference_sql
 from api.resources import examples
@@ -18,7 +19,7 @@ from api.routes._docs import responses
     summary="List sports",
     description="Every sport on one page, by slug, each with its competitions (by slug). No parameters.",
     responses=responses(SportList, "All sports.", examples.sport_list()),
-    opt={"operation": "sports.list", "scope": "read:reference", "price": 1},
+    opt={"operation": "sports.list", "scope": READ_SCOPES["reference"], "price": 1},
     tags=["reference"],
 )
 async def list_sports(request: Request) -> SportList:

@@ -30,7 +30,7 @@ from api.openapi import problem_responses
 from api.problems import ProblemError
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
-    fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open, utc_now,
+    fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import sse
 from wire.messages import Feed
@@ -145,7 +145,8 @@ async def _events(
     description=__doc__.split("\n", 2)[2],
     media_type="text/event-stream",
     responses={
-        **problem_responses("unauthenticated", "not_entitled", "not_found", "rate_limited", "service_unavailable"),
+        **problem_responses("unauthenticated", "insufficient_scope", "not_entitled", "not_found", "rate_limited",
+                             "service_unavailable"),
         200: ResponseSpec(data_container=str, media_type="text/event-stream",
                           description="`event: snapshot`, then one event per delta (`id` = seq); `: ping` "
                                       "comments; `event: feed`, `event: drain`, `event: warning`, `event: error`."),
@@ -174,8 +175,11 @@ async def stream_topic(
     await admit_attempt(service, address)
     app_state = request.app.state.app_state
     grant = await redeem(app_state.pool, service, token, "sse")
-    if grant.topics is not None and topic not in grant.topics:
-        raise ProblemError("not_entitled", f"The ticket does not name {topic}.", param="topic")
+    if (refused := topic_refusal(grant, topic)) is not None:
+        scope, detail = refused
+        if scope is None:
+            raise ProblemError("not_entitled", detail, param="topic")
+        raise ProblemError("insufficient_scope", detail, param=scope)  # as its REST twin answers
     if topic.partition(":")[0] not in SERVED_KINDS:
         raise ProblemError("not_found", f"No topic {topic}: streams serve game: and market: topics.", param="topic")
 

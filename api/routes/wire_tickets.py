@@ -5,7 +5,9 @@ spec leaves the price open and lists `quota_exhausted` for this operation, so mi
 `mode` picks the dataset the ticket serves: `test` (the sandbox) for any key, `live` only for a
 live key (403 `not_entitled`, `param: mode`, for a test key); omitted, the key's own mode.
 Topics must be well-formed; more than the plan's Wire topic limit (or 5000) is 403
-`too_many_topics`. Whether each topic may be opened is checked when it is opened.
+`too_many_topics`. A topic needs the scope its REST twin needs (`read:odds` for `game:` and
+`market:` topics): a key without it is refused 403 `insufficient_scope` naming the scope. Each
+topic is checked again when it is opened (`not_entitled` on the socket).
 """
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
@@ -23,7 +25,7 @@ from litestar.params import Body
 
 from api.access.context import access_of
 from api.access.middleware import service_for
-from api.access.plans import PLANS
+from api.access.plans import PLANS, topic_scope
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError
@@ -59,8 +61,9 @@ RESPONSE_EXAMPLE = {
 }
 
 
-def checked_topics(request: TicketRequest, plan: str) -> list[str] | None:
-    """The ticket's topics, each once, or a problem naming what is wrong with them."""
+def checked_topics(request: TicketRequest, plan: str, scopes: frozenset[str]) -> list[str] | None:
+    """The ticket's topics, each once, or a problem naming what is wrong with them: a topic whose
+    REST twin needs a scope the key lacks is 403 `insufficient_scope` naming that scope."""
     if request.topics is None:
         if request.transport == "sse":
             raise ProblemError("invalid_request", "An `sse` ticket names its topics.", param="topics")
@@ -72,6 +75,11 @@ def checked_topics(request: TicketRequest, plan: str) -> list[str] | None:
         if (why := topic_error(topic)) is not None:
             raise ProblemError("invalid_request", f"Topic {topic[:TOPIC_MAX_LENGTH]!r} is not valid: {why}.",
                                param=f"topics[{i}]")
+    for topic in request.topics:
+        scope = topic_scope(topic)
+        if scope is not None and scope not in scopes:
+            raise ProblemError("insufficient_scope", f"This key lacks the scope '{scope}' that {topic} needs.",
+                               param=scope)
     topics = distinct_topics(request.topics)
     limit = min(MAX_TOPICS, PLANS[plan].wire_topics)
     if len(topics) > limit:
@@ -119,7 +127,7 @@ async def create_wire_ticket(
     if data.mode == "live" and caller.mode == "test":
         raise ProblemError("not_entitled", "A test-mode key reaches only the sandbox: ask for `mode: test` or omit it.",
                            param="mode")
-    topics = checked_topics(data, caller.plan)
+    topics = checked_topics(data, caller.plan, caller.scopes)
     mode = data.mode or caller.mode
     async with read_models(request) as (conn, _):
         ticket, grant = await mint_ticket(

@@ -32,7 +32,7 @@ async def redeem(settings, ticket: str, transport: str, now: datetime | None = N
 
 
 async def test_a_ticket_is_minted_once_and_redeemed_once_on_its_transport(app_settings):
-    key = await make_key(app_settings, "acme", "free", {"wire:connect"})
+    key = await make_key(app_settings, "acme", "free", {"wire:connect", "read:odds"})
     async with serving(app_settings) as served, served.client(key=key) as c:
         before = datetime.now(timezone.utc)
         r = await c.post("/v1/wire/tickets", json={"topics": [GAME, MARKET, GAME]})
@@ -65,7 +65,7 @@ async def test_a_ticket_is_minted_once_and_redeemed_once_on_its_transport(app_se
 
 
 async def test_an_expired_ticket_or_a_revoked_key_redeems_nothing(app_settings):
-    key = await make_key(app_settings, "acme", "pro", {"wire:connect"})
+    key = await make_key(app_settings, "acme", "pro", {"wire:connect", "read:odds"})
     async with serving(app_settings) as served, served.client(key=key) as c:
         first = (await c.post("/v1/wire/tickets", json={})).json()["ticket"]
         second = (await c.post("/v1/wire/tickets", json={})).json()["ticket"]
@@ -86,7 +86,7 @@ async def test_an_expired_ticket_or_a_revoked_key_redeems_nothing(app_settings):
 
 
 async def test_sse_tickets_name_their_topics_and_the_url_names_a_single_one(app_settings):
-    key = await make_key(app_settings, "acme", "free", {"wire:connect"})
+    key = await make_key(app_settings, "acme", "free", {"wire:connect", "read:odds"})
     async with serving(app_settings) as served, served.client(key=key) as c:
         r = await c.post("/v1/wire/tickets", json={"transport": "sse", "topics": [MARKET]})
         assert r.status_code == 201, r.text
@@ -101,14 +101,14 @@ async def test_sse_tickets_name_their_topics_and_the_url_names_a_single_one(app_
 
 async def test_public_url_is_where_tickets_point(app_settings):
     settings = msgspec.structs.replace(app_settings, public_url="https://api.example.com/")
-    key = await make_key(settings, "acme", "free", {"wire:connect"})
+    key = await make_key(settings, "acme", "free", {"wire:connect", "read:odds"})
     async with serving(settings) as served, served.client(key=key) as c:
         assert (await c.post("/v1/wire/tickets", json={})).json()["url"] == "wss://api.example.com/v1/wire"
 
 
 async def test_test_keys_mint_only_sandbox_tickets_and_live_keys_may_ask_for_the_sandbox(app_settings):
     test_key = await make_key(app_settings, "acme", "free", {"wire:connect"}, mode="test")
-    live_key = await make_key(app_settings, "acme", "free", {"wire:connect"})
+    live_key = await make_key(app_settings, "acme", "free", {"wire:connect", "read:odds"})
     async with serving(app_settings) as served:
         async with served.client(key=test_key) as c:
             r = await c.post("/v1/wire/tickets", json={"mode": "live"})
@@ -123,7 +123,7 @@ async def test_test_keys_mint_only_sandbox_tickets_and_live_keys_may_ask_for_the
 
 
 async def test_who_may_mint_and_every_refusal_names_its_param(app_settings):
-    wire = await make_key(app_settings, "acme", "free", {"wire:connect"})
+    wire = await make_key(app_settings, "acme", "free", {"wire:connect", "read:odds"})
     reader = await make_key(app_settings, "acme", "free", {"read:odds"})
     async with serving(app_settings) as served:
         async with served.client() as c:  # key-less

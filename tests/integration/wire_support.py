@@ -1,5 +1,6 @@
 """The Wire end to end for a test: the test's feed published, the projector process caught up,
-the served API (granian, pinging every 0.5 s) reading the test's topics, a `wire:connect` key."""
+the served API (granian, pinging every 0.5 s) reading the test's topics, a key with
+`wire:connect` and `read:odds`."""
 
 from __future__ import annotations
 
@@ -23,13 +24,13 @@ ALLOWED_ORIGIN = "https://app.example.com"
 
 @asynccontextmanager
 async def wire_stack(settings, tmp_path, events):
-    """Yields (client of the served API, a free-plan key with wire:connect, the API's base URL);
+    """Yields (client of the served API, a free-plan key with wire:connect and read:odds, the API's base URL);
     browsers may open the socket only from ALLOWED_ORIGIN."""
     await ev.publish(settings, events)
     projector = start_projector(settings, tmp_path / "projector.log")
     try:
         assert await caught_up(settings, 120)
-        key = await make_key(settings, "acme", "free", {"wire:connect"})
+        key = await make_key(settings, "acme", "free", {"wire:connect", "read:odds"})
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
                "SVC_WIRE_PING_SECONDS": "0.5", "SVC_WIRE_ORIGINS": ALLOWED_ORIGIN}
         with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:

@@ -1,0 +1,91 @@
+"""Who may read what on the Wire, end to end (served API, real broker and Postgres): a topic needs
+the scope its REST twin needs, at ticket minting (403 `insufficient_scope` naming the scope), on
+subscribe and on resume (`not_entitled` per topic), and when a stream opens."""
+
+from __future__ import annotations
+
+import json
+
+import asyncpg
+from websockets.asyncio.client import connect as ws_connect
+
+from tests.integration.access_support import make_key, problem
+from tests.integration.test_wire_socket import closed_with, recv
+from tests.integration.wire_support import wire_stack
+from tests.support import projection_events as ev
+
+GAMES = ev.schedule(1)
+GID = GAMES[0].game_id
+MID = ev.market_id(GID, "game", "h2h", "full", None)
+TOPIC = f"market:{MID}"
+GAME_TOPIC = f"game:{GID}"
+
+
+async def _set_scopes(settings, key_id_of: str, scopes: list[str]) -> None:
+    """Change a key's scopes in the database (an operator's correction; spec 5.7)."""
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        await conn.execute("UPDATE access.api_keys k SET scopes = $2 FROM access.accounts a "
+                           "WHERE a.id = k.account_id AND a.name = $1", key_id_of, scopes)
+    finally:
+        await conn.close()
+
+
+async def test_topics_need_the_scope_of_their_rest_twin(settings, topics, tmp_path):
+    events = [*GAMES, *ev.season_quotes(GAMES, ("dk", "fd"), 1, seed=5)]
+    async with wire_stack(settings, tmp_path, events) as (c, reader, base):
+        url = base.replace("http://", "ws://") + "/v1/wire"
+        wire_only = await make_key(settings, "wire-only", "free", {"wire:connect"})
+        auth = {"Authorization": f"Bearer {wire_only}"}
+        # the REST twin refuses this key ...
+        r = await c.get(f"/v1/markets/{MID}", headers=auth)
+        assert (r.status_code, problem(r)["code"], problem(r)["param"]) == (403, "insufficient_scope", "read:odds")
+        # ... and so does ticket minting, naming the scope, for either transport and either kind
+        for body in ({"transport": "sse", "topics": [TOPIC]}, {"topics": [GAME_TOPIC]},
+                     {"topics": ["game:gm_unknown", TOPIC]}):
+            r = await c.post("/v1/wire/tickets", json=body, headers=auth)
+            assert r.status_code == 403, (body, r.text)
+            assert (problem(r)["code"], problem(r)["param"]) == ("insufficient_scope", "read:odds")
+        # a ticket for any topic is minted, but subscribing to a market or game is not_entitled
+        r = await c.post("/v1/wire/tickets", json={}, headers=auth)
+        assert r.status_code == 201, r.text
+        async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{r.json()['ticket']}"]) as ws:
+            assert (await recv(ws))["op"] == "hello"
+            await ws.send(json.dumps({"op": "subscribe", "topics": [TOPIC, GAME_TOPIC], "request_id": "s"}))
+            answers = [await recv(ws) for _ in range(3)]
+            assert answers[:2] == [
+                {"op": "error", "code": "not_entitled", "topic": t, "request_id": "s",
+                 "detail": f"The key lacks the scope 'read:odds' that {t.partition(':')[0]} topics need."}
+                for t in (TOPIC, GAME_TOPIC)]
+            assert answers[2] == {"op": "ack", "request_id": "s", "topics": []}
+
+        # a key with read:odds subscribes; once it loses the scope, its resume drops the topic
+        r = await c.post("/v1/wire/tickets", json={}, headers={"Authorization": f"Bearer {reader}"})
+        async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{r.json()['ticket']}"]) as ws:
+            hello = await recv(ws)
+            await ws.send(json.dumps({"op": "subscribe", "topics": [TOPIC], "request_id": "s"}))
+            snapshot = await recv(ws)
+            assert (snapshot["op"], snapshot["topic"]) == ("snapshot", TOPIC)
+            assert (await recv(ws))["topics"] == [TOPIC]
+        r = await c.post("/v1/wire/tickets", json={"transport": "sse", "topics": [TOPIC]},
+                         headers={"Authorization": f"Bearer {reader}"})
+        sse_ticket = r.json()["ticket"]
+        await _set_scopes(settings, "acme", ["wire:connect"])
+        async with ws_connect(url, subprotocols=["svc.v1"]) as ws:
+            await ws.send(json.dumps({"op": "resume", "session_id": hello["session_id"],
+                                      "resume_token": hello["resume_token"], "last_seq": {TOPIC: snapshot["seq"]}}))
+            assert (await recv(ws))["op"] == "hello"
+            refused = await recv(ws)
+            assert (refused["op"], refused["code"], refused["topic"]) == ("error", "not_entitled", TOPIC)
+            await ws.send(json.dumps({"op": "list_subscriptions", "request_id": "l"}))
+            assert await recv(ws) == {"op": "ack", "request_id": "l", "topics": []}
+        # a stream opened with a ticket minted before: refused as its REST twin would be
+        r = await c.get(f"/v1/stream/{TOPIC}", params={"ticket": sse_ticket})
+        assert (r.status_code, problem(r)["code"], problem(r)["param"]) == (403, "insufficient_scope", "read:odds")
+        # a key that lost wire:connect opens nothing with a ticket it minted before
+        r = await c.post("/v1/wire/tickets", json={}, headers=auth)
+        await _set_scopes(settings, "wire-only", ["read:odds"])
+        async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{r.json()['ticket']}"]) as ws:
+            refused = await recv(ws)
+            assert (refused["op"], refused["code"]) == ("error", "insufficient_scope")
+            assert await closed_with(ws) == 4030
