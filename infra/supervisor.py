@@ -144,6 +144,10 @@ class Supervisor:
                 "sandbox", [py, "-m", "cli.main", "sandbox", "play", "--speed", str(s.sandbox_speed)], env,
                 one_shot=True, after=lambda: self.children["sample"].done,
             ))
+        else:  # the reference library is the service's own content, sample data or not
+            for dataset in ("live", "test"):
+                self._add(Child(f"library-{dataset}", [py, "-m", "cli.main", "ingest", "reference", "--dataset",
+                                                       dataset], env, one_shot=True))
 
     def _add(self, child: Child) -> None:
         child.log_file = self.log_dir / f"{child.name}.log"
@@ -189,9 +193,9 @@ class Supervisor:
                     restart_in_s=child.backoff, restarts=child.restarts + 1, log=str(child.log_file))
         child.backoff = min(child.backoff * 2, BACKOFF_MAX)
         child.restarts += 1
-        if child.name == "broker" and self.sample:
-            # a new embedded broker has an empty log: load the sample data into it again
-            for name in ("sample", "sandbox"):
+        if child.name == "broker":
+            # a new embedded broker has an empty log: load the sample data (and the library) into it again
+            for name in ("sample", "sandbox", "library-live", "library-test"):
                 if name in self.children:
                     self.children[name].done = False
 
@@ -292,7 +296,7 @@ class Supervisor:
 
     def shutdown(self) -> None:
         self.stopping = True
-        order = ["sandbox", "sample", "api", "projector", "postgres", "broker"]
+        order = ["sandbox", "sample", "library-live", "library-test", "api", "projector", "postgres", "broker"]
         for name in order:
             if name in self.children:
                 self._stop(self.children[name])

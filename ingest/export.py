@@ -25,7 +25,7 @@ from schemas.datasets import FEED_TOPICS, Dataset, topic_name
 from schemas.events import decode
 
 STALL_LIMIT = 120  # empty fetches of 0.5 s in a row before giving up on a partition
-TOPIC_ORDER = {base: i for i, base in enumerate(FEED_TOPICS)}  # teams before games before players on ties
+TOPIC_ORDER = {base: i for i, base in enumerate(FEED_TOPICS)}  # teams, games, players, library on ties
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +59,11 @@ def to_ms(ts: datetime) -> int:
 
 async def read_log(
     settings: Settings, dataset: Dataset, since: datetime | None = None, until: datetime | None = None,
+    bases: tuple[str, ...] = FEED_TOPICS,
 ) -> AsyncIterator[LogRecord]:
-    """The feed records of the dataset's log up to its end when called, in merged order."""
-    names = {topic_name(dataset, base, settings.topic_namespace): base for base in FEED_TOPICS}
+    """The feed records of the dataset's log (of the feed topics `bases`) up to its end when
+    called, in merged order."""
+    names = {topic_name(dataset, base, settings.topic_namespace): base for base in bases}
     consumer = make_consumer(settings)
     try:
         await consumer.start()

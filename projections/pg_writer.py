@@ -62,7 +62,8 @@ def upsert_sql(schema: str, table: str, first: int = 1) -> str:
 # tables written by the batch statement, in this order (news and seasons follow on their own:
 # news is deleted and rewritten per player, seasons are computed from the games just written)
 _TABLES = ("sports", "competitions", "teams", "games", "markets", "market_lines", "book_prices", "players",
-           "injuries", "availability", "stat_lines", "search_index", "topic_seq", "projector_state")
+           "injuries", "availability", "stat_lines", "reference_entries", "reference_revisions", "search_index",
+           "topic_seq", "projector_state")
 
 
 class PgWriter:
@@ -129,6 +130,10 @@ class PgWriter:
                     f"(SELECT * FROM unnest(${n}::text[], ${n + 1}::text[])))"
                 )
                 n += 2
+            elif table == "search_deleted":
+                # never a row the same statement upserts: a batch writes each key's final state
+                parts.append(f"del_search AS (DELETE FROM {s}.search_index WHERE id = ANY(${n}::text[]))")
+                n += 1
             elif table == "outbox":
                 parts.append(
                     f"outbox AS (INSERT INTO {s}.outbox (wire_topic, seq, envelope) "
@@ -163,6 +168,9 @@ class PgWriter:
         if rows.lines_deleted:
             shape.append("lines_deleted")
             args.extend(list(col) for col in zip(*rows.lines_deleted))
+        if rows.search_deleted:
+            shape.append("search_deleted")
+            args.append(list(rows.search_deleted))
         if batch.envelopes:
             shape.append("outbox")
             args.extend(list(col) for col in zip(*batch.envelopes))

@@ -26,8 +26,9 @@ from projections.odds.devig import DEFAULT_METHOD, METHODS
 from projections.search_terms import normalise
 from projections.lines import BookQuote, LineState
 from projections.state import (
-    GameState, MarketState, Origin, PlayerState, StoredQuote, TeamState,
+    GameState, LibraryState, MarketState, Origin, PlayerState, StoredQuote, TeamState,
 )
+from schemas.library import entry_id
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.reference import COMPETITIONS, SPORTS
 from schemas.wire import game_topic, market_topic
@@ -100,6 +101,18 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
         ("id", "text"), ("slug", "text"), ("name", "text"), ("sport", "text"), ("timezone", "text"),
         ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"), ("input_key", "text"),
     ), ("id",)),
+    "reference_entries": ((
+        ("id", "text"), ("slug", "text"), ("kind", "text"), ("status", "text"), ("title", "text"),
+        ("aliases", "text[]"), ("summary", "text"), ("body", "text"), ("jurisdictions", "text[]"),
+        ("products", "text[]"), ("operators", "text[]"), ("related", "text[]"), ("formulas", "text[]"),
+        ("wagering", "boolean"), ("sources", "jsonb"), ("reviewed_at", "date"), ("review_due", "date"),
+        ("version", "int"), ("revision", "int"), ("terms", "text"), ("source", "text"), ("as_of", "timestamptz"),
+        ("provenance", "jsonb"),
+    ), ("id",)),
+    "reference_revisions": ((
+        ("entry_id", "text"), ("revision", "int"), ("action", "text"), ("version", "int"), ("entry", "jsonb"),
+        ("reason", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("entry_id", "revision")),
     "topic_seq": ((("topic", "text"), ("last_seq", "bigint")), ("topic",)),
     "projector_state": ((("part", "text"), ("state", "bytea")), ("part",)),
 }
@@ -138,12 +151,13 @@ class RowSet:
     news_players: list[str] = field(default_factory=list)  # news rewritten whole for these
     seasons: set[tuple[str, str]] = field(default_factory=set)  # (competition, label) to recompute
     quotes: list[tuple[str, BookQuote]] = field(default_factory=list)  # book quotes written (for the cache)
+    search_deleted: list[str] = field(default_factory=list)  # search_index rows to delete (retired entries)
 
     def add(self, table: str, row: tuple) -> None:
         self.rows[table].append(row)
 
     def count(self) -> int:
-        return sum(len(r) for r in self.rows.values()) + len(self.lines_deleted)
+        return sum(len(r) for r in self.rows.values()) + len(self.lines_deleted) + len(self.search_deleted)
 
 
 # ---- games and markets ----------------------------------------------------------------------
@@ -408,6 +422,35 @@ def _team_changes(new: TeamState, out: RowSet) -> None:
     out.add("projector_state", ("t:" + new.team_id, pack(new)))
 
 
+# ---- reference library entries ------------------------------------------------------------------
+
+
+def _library_changes(old: LibraryState | None, new: LibraryState, out: RowSet) -> None:
+    eid = new.entry_id
+    e = new.entry
+    if e is not None and new.origin is not None:
+        prov = {"source": e.source, "source_ts": from_us(new.as_of), "ingest_ts": from_us(new.history[-1].origin.ingest_ts)}
+        terms = normalise(e.title, *e.aliases)
+        out.add("reference_entries", (
+            eid, e.slug, e.kind, new.status, e.title, js(e.aliases), e.summary, e.body, js(e.jurisdictions),
+            js(e.products), js(e.operators), js([entry_id(s) for s in e.related]), js(e.formulas), e.wagering,
+            js(e.sources), e.reviewed_at, e.review_due, new.version, len(new.history), terms, e.source,
+            from_us(new.as_of), js(prov),
+        ))
+        if new.status == "published":
+            context = {"topic": e.slug, "jurisdiction": ", ".join(e.jurisdictions) or None, "summary": e.summary}
+            out.add("search_index", (eid, e.kind, e.title, None, js(context), terms, from_us(new.as_of)))
+        else:
+            out.search_deleted.append(eid)
+    done = len(old.history) if old is not None else 0
+    for r in new.history[done:]:
+        out.add("reference_revisions", (
+            eid, r.revision, r.action, r.version, None if r.entry is None else js(r.entry), r.reason,
+            r.origin.source, from_us(r.origin.source_ts), js(provenance(r.origin)),
+        ))
+    out.add("projector_state", ("r:" + eid, pack(new)))
+
+
 # ---- sports and competitions (commutative across keys) ----------------------------------------
 
 
@@ -454,6 +497,8 @@ def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[s
             _game_changes(old, new, out, window_us)
         elif isinstance(new, PlayerState):
             _player_changes(old, new, out)
+        elif isinstance(new, LibraryState):
+            _library_changes(old, new, out)
         else:
             _team_changes(new, out)
     reference_rows(refs, out)
@@ -461,10 +506,11 @@ def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[s
 
 
 def decode_part(part: str, blob: bytes):
-    """A stored part by its key's kind: g(ame), m(arket), p(layer), t(eam) or q(uote)."""
+    """A stored part by its key's kind: g(ame), m(arket), p(layer), t(eam), r(eference entry) or
+    q(uote)."""
     if part[0] == "q":
         return msgspec.msgpack.decode(blob, type=StoredQuote).quote()
-    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState}[part[0]]
+    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState, "r": LibraryState}[part[0]]
     return msgspec.msgpack.decode(blob, type=kind)
 
 

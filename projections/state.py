@@ -1,4 +1,4 @@
-"""The projector's working state: one immutable value per log key (game, player, team).
+"""The projector's working state: one immutable value per log key (game, player, team, library entry).
 
 Reducers never mutate a state; they return a new one that shares every unchanged part with
 the old. That makes change detection an identity test (`old.part is new.part`), which is how the
@@ -20,6 +20,7 @@ import msgspec
 
 from projections.event_time import Stamp
 from projections.lines import BookQuote, LineState
+from schemas.library import LibraryEntry
 
 KnownBy = tuple[tuple[str, str], ...]  # sorted (source, source_id) pairs
 Fields = dict[str, tuple[Any, Stamp]]  # field -> (value, stamp of the newest event that set it)
@@ -207,4 +208,29 @@ class TeamState(msgspec.Struct, frozen=True, array_like=True, gc=False):
     as_of: int = 0
 
 
-KeyState = GameState | PlayerState | TeamState
+# ---- reference library entries (key: entry_id) ------------------------------------------------
+
+
+class LibraryRevision(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """One event of an entry's history, as the library applied it."""
+
+    revision: int  # 1, 2, ... in log order
+    action: str  # published, revised, retired
+    version: int  # the entry's version after this revision
+    entry: LibraryEntry | None  # the text it published (None: retired)
+    reason: str | None  # why it was retired
+    origin: Origin
+
+
+class LibraryState(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    entry_id: str
+    entry: LibraryEntry | None = None  # the newest published text (kept when retired)
+    status: str = "retired"  # published or retired
+    version: int = 0  # moves when what the entry says changes (schemas.library.content_hash)
+    content: str = ""  # content_hash of `entry`
+    origin: Origin | None = None  # the first publication
+    as_of: int = 0
+    history: tuple[LibraryRevision, ...] = ()
+
+
+KeyState = GameState | PlayerState | TeamState | LibraryState

@@ -11,11 +11,12 @@ from typing import Literal
 Dataset = Literal["live", "test"]
 DATASETS: tuple[Dataset, ...] = ("live", "test")
 
-# feed topics, keyed by the entity whose order matters (game, player, team)
+# feed topics, keyed by the entity whose order matters (game, player, team, library entry)
 FEED_GAMES = "feed.games"
 FEED_PLAYERS = "feed.players"
 FEED_TEAMS = "feed.teams"
-FEED_TOPICS = (FEED_TEAMS, FEED_GAMES, FEED_PLAYERS)
+FEED_REFERENCE = "feed.reference"  # the reference library's entries, keyed by entry (ref_)
+FEED_TOPICS = (FEED_TEAMS, FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE)
 DEADLETTER = "feed.deadletter"
 WIRE_DELTAS = "wire.deltas"
 # first record: the log epoch (a random ID); a new broker or recreated topics means a new epoch

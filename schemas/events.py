@@ -18,8 +18,9 @@ from typing import Literal, Union
 
 import msgspec
 
-from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_TEAMS
+from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS
 from schemas.ids import PREFIXES, _encode
+from schemas.library import LibraryEntry
 
 GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
 MarketKind = Literal["game", "prop", "future", "exchange"]
@@ -194,6 +195,38 @@ class StatLineRecorded(Event, kw_only=True, frozen=True, tag="stat_line.recorded
     stats: dict[str, StatValue]
 
 
+# ---- the reference library (key: entry_id, topic feed.reference) -----------------------------
+
+
+class ReferencePublished(Event, kw_only=True, frozen=True, tag="reference.published"):
+    """An entry enters the library (or comes back after it was retired)."""
+
+    entry_id: str  # ref_
+    # this entry's events on the log, this one included: two events with the same content
+    # (a file changed and changed back) are still two events
+    revision: int
+    path: str  # the file, relative to the library root
+    entry: LibraryEntry
+
+
+class ReferenceRevised(Event, kw_only=True, frozen=True, tag="reference.revised"):
+    """A published entry's file changed (text, sources, metadata or review dates)."""
+
+    entry_id: str
+    revision: int
+    path: str
+    entry: LibraryEntry
+
+
+class ReferenceRetired(Event, kw_only=True, frozen=True, tag="reference.retired"):
+    """An entry leaves the library: its file was removed, or says `status = "retired"`."""
+
+    entry_id: str
+    revision: int
+    slug: str
+    reason: str
+
+
 AnyEvent = Union[
     TeamRegistered,
     GameScheduled,
@@ -207,10 +240,14 @@ AnyEvent = Union[
     InjuryReported,
     NewsPublished,
     StatLineRecorded,
+    ReferencePublished,
+    ReferenceRevised,
+    ReferenceRetired,
 ]
 
 _GAME_EVENTS = (GameScheduled, GameRescheduled, GameStateChanged, PriceQuoted, MarketSuspended, MarketReopened)
 _PLAYER_EVENTS = (PlayerRegistered, PlayerUpdated, InjuryReported, NewsPublished, StatLineRecorded)
+_REFERENCE_EVENTS = (ReferencePublished, ReferenceRevised, ReferenceRetired)
 
 _encoder = msgspec.json.Encoder(decimal_format="string", order="deterministic")
 decoder = msgspec.json.Decoder(AnyEvent)
@@ -231,6 +268,8 @@ def event_key(event: AnyEvent) -> str:
         return event.game_id
     if isinstance(event, _PLAYER_EVENTS):
         return event.player_id
+    if isinstance(event, _REFERENCE_EVENTS):
+        return event.entry_id
     return event.team_id
 
 
@@ -240,6 +279,8 @@ def event_topic(event: AnyEvent) -> str:
         return FEED_GAMES
     if isinstance(event, _PLAYER_EVENTS):
         return FEED_PLAYERS
+    if isinstance(event, _REFERENCE_EVENTS):
+        return FEED_REFERENCE
     return FEED_TEAMS
 
 

@@ -188,6 +188,34 @@ def register(app: typer.Typer) -> None:
 
         run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict, price_format=price_format.value)
 
+    @ingest_app.command("reference")
+    def reference(
+        directory: Annotated[
+            Path | None,
+            typer.Argument(exists=True, file_okay=False, readable=True,
+                           help="The library root (a folder per kind); default: the library shipped with svc"),
+        ] = None,
+        dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+    ) -> None:
+        """The reference library: each <kind>/<slug>.md file into reference.published, .revised or
+        .retired events (only what changed; a file that does not validate is dead-lettered)."""
+        from ingest.event_log import open_event_log
+        from ingest.library import ingest_library, library_root
+
+        settings = settings_for(data_dir)
+        root = directory or library_root()
+
+        async def main():
+            async with open_event_log(settings, dataset.value) as log:
+                return await ingest_library(root, log, settings)
+
+        summary = run_on_stack(main())
+        if as_json:
+            print_json(summary.public())
+            return
+        print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
+        print_details(summary)
+
     @ingest_app.command("dead-letters")
     def dead_letters(
         dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
