@@ -52,6 +52,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # how fast `svc up` plays the sandbox day: N times real speed, or "max"
     sandbox_speed: str = "60"
     api_workers: int = 1
+    # `svc up` restarts a child that died after 1 s, doubling the wait on each quick death up to
+    # this many seconds (a child that stayed up a minute starts again from 1 s)
+    restart_backoff_max: Annotated[float, msgspec.Meta(ge=1)] = 30.0
     log_level: str = "info"
     log_json: bool | None = None  # None: JSON when stderr is not a TTY
     docs_url: str = "https://docs.svc.dev"
@@ -122,6 +125,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
     "SVC_SANDBOX_SPEED": "sandbox_speed",
     "SVC_API_WORKERS": "api_workers",
+    "SVC_RESTART_BACKOFF_MAX": "restart_backoff_max",
     "SVC_LOG_LEVEL": "log_level",
     "SVC_LOG_JSON": "log_json",
     "SVC_DOCS_URL": "docs_url",

@@ -34,8 +34,7 @@ from infra.topics import ensure_topics
 
 log = structlog.get_logger("supervisor")
 
-BACKOFF_START = 1.0
-BACKOFF_MAX = 30.0
+BACKOFF_START = 1.0  # the longest wait is Settings.restart_backoff_max
 STABLE_AFTER = 60.0  # a child up this long has its backoff reset
 STOP_TIMEOUT = 15.0
 _PR_SET_PDEATHSIG = 1
@@ -191,7 +190,7 @@ class Supervisor:
         child.next_start = time.monotonic() + child.backoff
         log.warning("child died; restarting", child=child.name, reason=why,
                     restart_in_s=child.backoff, restarts=child.restarts + 1, log=str(child.log_file))
-        child.backoff = min(child.backoff * 2, BACKOFF_MAX)
+        child.backoff = min(child.backoff * 2, self.settings.restart_backoff_max)
         child.restarts += 1
         if child.name == "broker":
             # a new embedded broker has an empty log: load the sample data (and the library) into it again

@@ -118,7 +118,8 @@ class PgWriter:
             "AS i(topic, partition, prev, last))",
             f"trk AS (INSERT INTO {s}.tracking AS t (topic, partition, last_offset, epoch) "
             f"SELECT topic, partition, last, $5 FROM trk_in WHERE (SELECT generation FROM {s}.projection_meta) = $6 "
-            "ON CONFLICT (topic, partition) DO UPDATE SET last_offset = EXCLUDED.last_offset, epoch = EXCLUDED.epoch "
+            "ON CONFLICT (topic, partition) DO UPDATE SET last_offset = EXCLUDED.last_offset, epoch = EXCLUDED.epoch, "
+            "committed_at = now() "
             "WHERE t.last_offset = (SELECT prev FROM trk_in i WHERE i.topic = t.topic AND i.partition = t.partition) "
             "RETURNING 1)",
         ]

@@ -7,6 +7,13 @@ aiokafka path catches up and keeps following the log while the faust worker join
 once faust has its partitions the catch-up stops, faust resumes at the tracked offsets and the
 agents carry the live path. A watchdog exits (for the supervisor to restart us) when the log
 epoch changes under us, for instance when the embedded broker was restarted.
+
+Nothing here waits forever. A batch that fails (the database killed under it) stops the
+process; so does a database out of reach for GIVE_UP_AFTER seconds, or a log we are behind on
+while our tracking rows stand still that long. Stopping is bounded as well: faust's own stop
+can wait for in-flight events that will never be acknowledged, so after EXIT_DEADLINE seconds
+the process ends itself and the supervisor restarts it; a restart resumes from the tracking
+rows, so nothing committed is lost and nothing uncommitted counted.
 """
 
 from __future__ import annotations
@@ -14,14 +21,16 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
 import asyncpg
 
-from infra.db import connect
+from infra.db import connect, wait_for_database
 from infra.kafka import make_producer
 from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import migrate
@@ -32,6 +41,7 @@ from projections.lag import group_name
 from projections.log_ends import log_end_offsets
 from projections.outbox import OutboxRelay
 from projections.pg_state import read_tracking
+from projections.progress import STALL_AFTER
 from projections.projector import DatasetProjector
 from projections.rebuild import rebuild, stale_reason
 from projections.replay import catch_up
@@ -40,6 +50,11 @@ from schemas.datasets import DATASETS, WIRE_DELTAS, Dataset, pg_schema, topic_na
 log = logging.getLogger("projections.runner")
 WATCH_EVERY = 5.0
 EXIT_LOG_CHANGED = 3
+# a database out of reach, or tracking rows that stand still while the log is ahead, for this
+# long: give up and exit for the supervisor to restart us (the same limit `svc doctor` uses)
+GIVE_UP_AFTER = STALL_AFTER
+# the longest a stop may take before the process ends itself
+EXIT_DEADLINE = 12.0
 # The live path freezes what each batch leaves (gc.freeze), so the cyclic collector only ever
 # scans what was made since the last batch: a full collection of the projector's heap (state,
 # faust, clients) took up to 65 ms here, a pause every event in flight paid for. Every
@@ -80,6 +95,7 @@ class Projector:
 
     async def prepare(self) -> None:
         s = self.settings
+        await wait_for_database(s.require_database(), timeout=GIVE_UP_AFTER)
         conn = await connect(s.require_database())
         try:
             await migrate(conn)  # a no-op when `svc up` migrated already; run standalone, it must
@@ -174,24 +190,47 @@ class Projector:
 
     async def watch(self) -> None:
         """Exit when the log under us changed (a new broker, or recreated topics): the restart
-        finds the read models stale and rebuilds them from the new log."""
+        finds the read models stale and rebuilds them from the new log. Exit too when the
+        database is out of reach, or we are behind the log and not committing, for
+        GIVE_UP_AFTER seconds."""
         misses = 0
-        conn = await connect(self.settings.require_database())
+        conn: asyncpg.Connection | None = None
+        unreachable_since: float | None = None
+        # per dataset: the tracking rows last seen while behind the log, and since when
+        still: dict[str, tuple[dict, float]] = {}
         try:
             while not self.stop.is_set():
                 await asyncio.sleep(WATCH_EVERY)
+                if conn is None or conn.is_closed():
+                    try:
+                        conn = await connect(self.settings.require_database(), timeout=WATCH_EVERY)
+                        unreachable_since = None
+                    except Exception as exc:
+                        conn = None
+                        unreachable_since = unreachable_since or time.monotonic()
+                        waited = time.monotonic() - unreachable_since
+                        log.warning("cannot reach the database for %.0fs (%r)", waited, exc)
+                        if waited >= GIVE_UP_AFTER:
+                            self._give_up(f"the database has been out of reach for {waited:.0f}s")
+                            return
+                        continue
                 for dataset, lane in self.lanes.items():
                     try:
                         epoch = await asyncio.wait_for(read_epoch(self.settings, dataset), WATCH_EVERY)
                         reason = None
                         if epoch == lane.projector.epoch:
                             # tracking first: a batch committed meanwhile is then below the ends
-                            tracking = await read_tracking(conn, pg_schema(dataset))
+                            tracking = await asyncio.wait_for(read_tracking(conn, pg_schema(dataset)), WATCH_EVERY)
                             ends = await asyncio.wait_for(log_end_offsets(self.settings, lane.projector.topics),
                                                           WATCH_EVERY)
                             reason = await stale_reason(conn, pg_schema(dataset), epoch, ends, tracking)
+                            if self._stalled(dataset, tracking, ends, still):
+                                return
                         misses = 0
                     except Exception as exc:
+                        if conn.is_closed():  # the database, not the log: reconnect next round
+                            log.warning("lost the database connection (%r)", exc)
+                            break
                         misses += 1
                         log.warning("cannot check the log (%r)", exc)
                         if misses < 3:
@@ -204,7 +243,37 @@ class Projector:
                         self.stop.set()
                         return
         finally:
-            await conn.close()
+            if conn is not None:
+                conn.terminate()
+
+    def _stalled(self, dataset: str, tracking: dict, ends: dict, still: dict[str, tuple[dict, float]]) -> bool:
+        """Behind the log with the tracking rows unchanged for GIVE_UP_AFTER seconds: give up."""
+        behind = any(tracking.get(tp, (-1, None))[0] + 1 < end for tp, end in ends.items())
+        seen = still.get(dataset)
+        if not behind or seen is None or seen[0] != tracking:
+            still[dataset] = (tracking, time.monotonic()) if behind else ({}, time.monotonic())
+            return False
+        if time.monotonic() - seen[1] < GIVE_UP_AFTER:
+            return False
+        self._give_up(f"{dataset}: behind the log with nothing committed for {GIVE_UP_AFTER:.0f}s")
+        return True
+
+    def _give_up(self, why: str) -> None:
+        log.error("%s: exiting for the supervisor to restart us", why)
+        self.exit_code = 1
+        self.stop.set()
+
+    def _arm_exit_deadline(self) -> None:
+        """End the process if stopping takes longer than EXIT_DEADLINE, whatever is stuck: a
+        thread, because a stuck stop may hold the event loop."""
+        def expire() -> None:
+            log.error("stopping took longer than %.0fs: ending the process", EXIT_DEADLINE)
+            logging.shutdown()
+            os._exit(self.exit_code or 1)
+
+        timer = threading.Timer(EXIT_DEADLINE, expire)
+        timer.daemon = True
+        timer.start()
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -224,6 +293,7 @@ class Projector:
         collector = asyncio.create_task(self.collect_now_and_then(), name="collector")
         log.info("projector running (start-up %.2fs)", time.monotonic() - started)
         await self.stop.wait()
+        self._arm_exit_deadline()
         watchdog.cancel()
         collector.cancel()
         await self.shutdown()
@@ -233,10 +303,14 @@ class Projector:
         for lane in self.lanes.values():
             lane.catch_up_stop.set()
         if self.app is not None:
-            try:
-                await asyncio.wait_for(self.app.stop(), 15)
-            except Exception as exc:
-                log.warning("faust did not stop cleanly: %r", exc)
+            # not wait_for: on timeout it waits for the cancelled stop, which faust may never
+            # finish (it waits for acknowledgements of events a dead batch will not give)
+            stopping = asyncio.ensure_future(self.app.stop())
+            done, _ = await asyncio.wait({stopping}, timeout=EXIT_DEADLINE / 2)
+            if not done:
+                log.warning("faust did not stop within %.0fs", EXIT_DEADLINE / 2)
+            elif stopping.exception() is not None:
+                log.warning("faust did not stop cleanly: %r", stopping.exception())
         for lane in self.lanes.values():
             if lane.catch_up_task is not None:
                 try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import typer
 from rich.table import Table
 
@@ -14,7 +16,12 @@ def register(app: typer.Typer) -> None:
         """Check broker, Postgres, Redis, API, projector, supervisor and the compiled fold; exit 1 if any fails."""
         from infra.doctor import diagnose, healthy
 
-        report = run(diagnose(settings_for(data_dir)))
+        settings = settings_for(data_dir)
+        report = run(diagnose(settings))
+        if report["broker"]["ok"] and report["postgres"]["ok"]:
+            # infra cannot look into projections (layer rule): the projector's progress is
+            # measured here, where both are in reach
+            report["projector"].update(run(_progress(settings)))
         if as_json:
             print_json(report)
         else:
@@ -26,3 +33,17 @@ def register(app: typer.Typer) -> None:
                 table.add_row(name, str(part["address"] or "-"), mark, details)
             console.print(table)
         raise typer.Exit(0 if healthy(report) else 1)
+
+
+async def _progress(settings) -> dict:
+    from infra.db import connect
+    from projections.progress import progress, report
+
+    try:
+        conn = await connect(settings.require_database(), timeout=5)
+        try:
+            return report(await asyncio.wait_for(progress(settings, conn), 10))
+        finally:
+            await conn.close()
+    except Exception as exc:  # the rest of the report still stands
+        return {"progress": f"not measured: {type(exc).__name__}"}

@@ -1,0 +1,108 @@
+"""The projector never hangs on a database that dies under it, and `svc doctor` tells a
+projector that stopped committing from one that is merely busy.
+
+Reproduces issue 19.1: SIGKILL of the embedded Postgres while the projector commits under load
+left it waiting forever in faust's stop, never restarted, with `svc doctor` saying ok.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+from tests.e2e.stack import Stack, alive
+
+ODDS_FILE = Path("ingest/samples/oddsapi/soccer_epl_2024_h2h_decimal.json")
+
+
+def _wait(predicate, timeout: float, what: str, stack: Stack):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"{what} within {timeout}s\n{stack.log_text()}")
+
+
+def _doctor(stack: Stack) -> tuple[int, dict]:
+    code, report = stack.svc_json("doctor", timeout=60)
+    assert report is not None
+    return code, report
+
+
+def test_doctor_reports_a_projector_that_is_behind_and_not_committing(tmp_path):
+    stack = Stack(tmp_path / "svc")
+    try:
+        stack.wait_health()
+        code, report = _doctor(stack)
+        assert code == 0, report
+        live = report["projector"]["datasets"]["live"]
+        assert live["behind"] == 0 and live["stalled"] is False
+
+        # commit once so the tracking rows have a time, then freeze the projector
+        assert stack.svc("ingest", "odds-api", str(ODDS_FILE)).returncode == 0
+        assert stack.svc("lag", "--wait", "60").returncode == 0
+        projector = stack.pid("projector")
+        os.kill(projector, signal.SIGSTOP)
+        try:
+            # new events for the frozen projector
+            done = stack.svc("ingest", "nflverse-games", "ingest/samples/nflverse/games_2023_2025.csv")
+            assert done.returncode == 0, done.stderr
+            from projections import progress
+
+            time.sleep(progress.STALL_AFTER + 1)
+            code, report = _doctor(stack)
+            assert code == 1, report
+            part = report["projector"]
+            assert part["ok"] is False and "not committing" in part["error"] and "live" in part["error"]
+            assert part["datasets"]["live"]["behind"] > 0
+            assert part["datasets"]["live"]["stalled"] is True
+        finally:
+            os.kill(projector, signal.SIGCONT)
+        # thawed, it catches up (or, having seen its own stall, exits and is restarted)
+        assert stack.svc("lag", "--wait", "120").returncode == 0, stack.log_text()
+        code, report = _doctor(stack)
+        assert code == 0, report
+        assert report["projector"]["datasets"]["live"]["behind"] == 0
+    finally:
+        stack.stop()
+
+
+def test_stack_recovers_from_postgres_killed_at_ten_points_under_load(tmp_path):
+    rng = random.Random(19)
+    stack = Stack(tmp_path / "svc", sample=True, SVC_SANDBOX_SPEED="120", SVC_RESTART_BACKOFF_MAX="2")
+    try:
+        stack.wait_health(timeout=120)
+        projector_pids = {stack.pid("projector")}
+        for kill in range(10):
+            # the projector is up and committing: the sample load and the sandbox keep it busy
+            _wait(lambda: stack.pid("projector") and alive(stack.pid("projector"))
+                  and stack.svc("lag", "--json", timeout=30).returncode == 0,
+                  60, f"kill {kill}: the projector did not come back", stack)
+            time.sleep(rng.uniform(0.3, 3.0))
+            postgres = stack.pid("postgres")
+            assert postgres and alive(postgres)
+            os.kill(postgres, signal.SIGKILL)
+            stack.wait_pid_change("postgres", postgres, timeout=60)
+            projector_pids.add(stack.pid("projector"))
+
+        stack.wait_health(timeout=120)
+        up_log = stack.data_dir.parent / f"{stack.data_dir.name}-up.log"
+        _wait(lambda: '"child": "sample", "event": "finished"' in up_log.read_text(errors="replace"),
+              240, "the sample load did not finish", stack)
+        lag = stack.svc("lag", "--wait", "180", timeout=240)
+        assert lag.returncode == 0, lag.stdout + lag.stderr + stack.log_text()
+        code, report = _doctor(stack)
+        assert code == 0, report
+        assert all(d["behind"] == 0 for d in report["projector"]["datasets"].values()), report
+        projector_pids.add(stack.pid("projector"))
+        # the projector had to be restarted at least once: it did not just sit it out
+        assert len(projector_pids - {None}) > 1, projector_pids
+        verify = stack.svc("projections", "verify", timeout=300)
+        assert verify.returncode == 0 and "identical" in verify.stdout, verify.stdout + verify.stderr
+    finally:
+        stack.stop()
