@@ -48,6 +48,10 @@ def test_a_source_edited_after_the_build_is_reported_stale(tmp_path, monkeypatch
         source = package / f"{name}.py"
         source.write_text("")
     os.utime(package / f"rows{compiled.SUFFIXES[0]}", (1, 1))  # built long before its source
+    # built after its source: set explicitly, since two writes in a row may share a timestamp
+    # tick in either order
+    later = (package / "reducers/markets.py").stat().st_mtime + 10
+    os.utime(package / f"reducers/markets{compiled.SUFFIXES[0]}", (later, later))
     monkeypatch.setattr(compiled, "PACKAGE", package)
     assert compiled.built() == ["projections.reducers.markets", "projections.rows"]
     assert compiled.stale() == ["projections.rows"]
