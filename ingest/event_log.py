@@ -3,6 +3,13 @@
 `open_event_log` wires the parts one run needs: the topics (created if missing), the log's
 epoch, a Postgres connection (migrations applied), the registry of appended events and the
 producer. Every command that writes feed events goes through it.
+
+The log must stay the one the run started on: before each batch is sent and after it is
+acknowledged (before it is recorded as appended) the epoch is confirmed (`EpochWatch`). A
+broker replaced by one with a new log (the embedded broker restarted) stops the run with
+`EpochChanged`; running it again resumes. At most the batch in flight when the broker was
+replaced can reach the new log as well as the next run's copy (the projector drops the
+repeat by `event_id`).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import asyncpg
 import msgspec
 
 from infra.db import connect
-from infra.log_epoch import ensure_epoch
+from infra.log_epoch import EpochWatch, ensure_epoch
 from infra.migrate import migrate
 from infra.settings import Settings
 from infra.topics import ensure_topics
@@ -40,6 +47,7 @@ class EventLog:
     appended: AppendedRegistry
     producer: FeedProducer
     resolver: PgResolver
+    watch: EpochWatch
 
     async def append(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> tuple[int, int]:
         """Send the events this log does not hold yet, and the dead letters it has not had yet;
@@ -53,9 +61,21 @@ class EventLog:
         known = await self.appended.known([e.event_id for e in events] + letter_ids)
         new = [e for e in events if e.event_id not in known] if known else list(events)
         letters = [(i, d) for i, d in zip(letter_ids, dead_letters) if i not in known]
+        if new or letters:
+            await self.watch.confirm()
         acks = await self.producer.enqueue(new, [d for _, d in letters])
         recorded = [e.event_id for e in new] + [i for i, _ in letters]
-        return Appending(self.appended, acks, recorded, len(new), len(events) - len(new))
+        return Appending(self.appended, self.watch, acks, recorded, len(new), len(events) - len(new))
+
+    async def send_raw(self, records: Sequence[tuple[str, bytes, bytes]], event_ids: Sequence[str]) -> None:
+        """Already encoded (base topic, key, value) records (replay keeps the bytes it read):
+        sent, acknowledged, confirmed on this log's epoch, then recorded as appended."""
+        if not records:
+            return
+        await self.watch.confirm()
+        await self.producer.send_raw(records)
+        await self.watch.confirm()
+        await self.appended.record(event_ids)
 
 
 @dataclass
@@ -63,6 +83,7 @@ class Appending:
     """A batch handed to the producer: recorded as appended once the broker acknowledged it."""
 
     appended: AppendedRegistry
+    watch: EpochWatch
     acks: list[asyncio.Future]
     ids: list[str]
     accepted: int
@@ -71,6 +92,7 @@ class Appending:
     async def finish(self) -> tuple[int, int]:
         if self.acks:
             await asyncio.gather(*self.acks)
+            await self.watch.confirm()  # acknowledged by the log this run started on, not a new one
         await self.appended.record(self.ids)
         return self.accepted, self.duplicate
 
@@ -92,11 +114,16 @@ async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[
         await migrate(conn)
         appended_conn = await connect(settings.require_database())
         producer = FeedProducer(settings, dataset)
+        watch = EpochWatch(settings, dataset, epoch)
         try:
             appended = await AppendedRegistry.for_log(appended_conn, dataset, epoch)
             await producer.start()
             try:
-                yield EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset))
+                await watch.start()
+                try:
+                    yield EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch)
+                finally:
+                    await watch.stop()
             finally:
                 await producer.stop()
         finally:

@@ -89,8 +89,7 @@ async def replay(path: Path, log: EventLog, speed: float | None, progress: Calla
                 held += 1
             else:
                 new.append(line)
-        await log.producer.send_raw([(line.topic, line.key, line.value) for line in new])
-        await log.appended.record([line.event_id for line in new])
+        await log.send_raw([(line.topic, line.key, line.value) for line in new], [line.event_id for line in new])
         summary.accepted += len(new)
         summary.duplicate += held
         if progress:

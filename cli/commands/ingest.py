@@ -57,8 +57,12 @@ def run_on_stack(coro):
     an error exit (1), never a summary with exit 0."""
     from aiokafka.errors import KafkaConnectionError
 
+    from infra.log_epoch import EpochChanged
+
     try:
         return asyncio.run(coro)
+    except EpochChanged as exc:
+        fail(str(exc))
     except (OSError, RuntimeError, KafkaConnectionError) as exc:
         fail(f"{type(exc).__name__}: {exc} (is the stack running? `svc up`, or set KAFKA_BOOTSTRAP and DATABASE_URL)")
     except stack_errors() as exc:
