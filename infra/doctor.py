@@ -103,6 +103,13 @@ def _fold() -> dict[str, Any]:
     return {"address": None, "ok": True, "compiled": len(built)}
 
 
+def _log(settings: Settings) -> dict[str, Any]:
+    """Where the log is kept: the embedded stack's copy on disk (records per topic), or Kafka."""
+    from infra.log_copy import describe
+
+    return describe(settings)
+
+
 def _process(settings: Settings, name: str) -> dict[str, Any]:
     pid = _pid(settings.run_dir, name)
     return {"address": f"pid {pid}" if pid else None, "pid": pid, "ok": pid is not None}
@@ -114,7 +121,7 @@ async def diagnose(settings: Settings) -> dict[str, dict[str, Any]]:
     )
     report = {"broker": broker, "postgres": postgres, "redis": redis_, "api": api,
               "projector": _process(settings, "projector"), "supervisor": _process(settings, "supervisor"),
-              "fold": _fold()}
+              "fold": _fold(), "log": _log(settings)}
     for name in ("broker", "postgres"):
         pid = _pid(settings.run_dir, name)
         if pid:

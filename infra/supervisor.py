@@ -23,7 +23,7 @@ from typing import Callable
 
 import structlog
 
-from infra.broker import broker_argv
+from infra.log_copy import LogCopy, LogCopyError
 from infra.db import connect, wait_for_database
 from infra.migrate import migrate
 from infra.net import free_port, port_answers, split_address
@@ -37,6 +37,7 @@ log = structlog.get_logger("supervisor")
 BACKOFF_START = 1.0  # the longest wait is Settings.restart_backoff_max
 STABLE_AFTER = 60.0  # a child up this long has its backoff reset
 STOP_TIMEOUT = 15.0
+BROKER_READY_TIMEOUT = 1800.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -119,7 +120,9 @@ class Supervisor:
         if not s.kafka_bootstrap:
             port = free_port()
             self.broker_address = f"127.0.0.1:{port}"
-            self._add(Child("broker", broker_argv(port), dict(os.environ)))
+            # the log keeper: tansu behind a proxy that keeps its log in <data-dir>/log
+            self._add(Child("broker", [py, "-m", "infra.log_keeper", "--data-dir", str(self.data_dir),
+                                       "--port", str(port)], dict(os.environ)))
         if not s.database_url:
             pgdata = self.data_dir / "pg" / "data"
             user = init_cluster(pgdata)
@@ -192,11 +195,6 @@ class Supervisor:
                     restart_in_s=child.backoff, restarts=child.restarts + 1, log=str(child.log_file))
         child.backoff = min(child.backoff * 2, self.settings.restart_backoff_max)
         child.restarts += 1
-        if child.name == "broker":
-            # a new embedded broker has an empty log: load the sample data (and the library) into it again
-            for name in ("sample", "sandbox", "library-live", "library-test"):
-                if name in self.children:
-                    self.children[name].done = False
 
     def _stop(self, child: Child) -> None:
         if not child.running:
@@ -220,7 +218,8 @@ class Supervisor:
     def _wait_ready(self) -> None:
         if "broker" in self.children:
             host, port = split_address(self.broker_address)
-            self._wait(lambda: port_answers(host, port), "broker", 30)
+            # the keeper listens once it restored the kept log: give a long log its time
+            self._wait(lambda: port_answers(host, port), "broker", BROKER_READY_TIMEOUT)
         asyncio.run(self._prepare())
 
     def _wait(self, check: Callable[[], bool], name: str, timeout: float) -> None:
@@ -230,7 +229,7 @@ class Supervisor:
                 return
             child = self.children.get(name)
             if child is not None and not child.running:
-                raise SystemExit(f"{name} exited while starting; see {child.log_file}")
+                raise SystemExit(_last_words(child) or f"{name} exited while starting; see {child.log_file}")
             time.sleep(0.1)
         raise SystemExit(f"{name} did not become ready within {timeout}s")
 
@@ -256,6 +255,8 @@ class Supervisor:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
         try:
+            if not self.settings.kafka_bootstrap:
+                _check_log(self.data_dir)
             self._plan()
             for name in ("broker", "postgres"):
                 if name in self.children:
@@ -301,6 +302,26 @@ class Supervisor:
                 self._stop(self.children[name])
         (self.run_dir / "supervisor.pid").unlink(missing_ok=True)
         log.info("all stopped")
+
+
+def _check_log(data_dir: Path) -> None:
+    """Before anything is created in the data dir: its kept log can be opened (or is new)."""
+    try:
+        LogCopy.open(data_dir).close()
+    except LogCopyError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _last_words(child: Child) -> str | None:
+    """The reason a child refused to start, when it said one (`refused: ...` in its log)."""
+    try:
+        lines = child.log_file.read_text(errors="replace").splitlines()[-20:]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.startswith("refused: "):
+            return f"{child.name}: {line.removeprefix('refused: ')}"
+    return None
 
 
 def _with(settings: Settings, **changes) -> Settings:

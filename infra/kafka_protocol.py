@@ -1,0 +1,172 @@
+"""The little of the Kafka wire protocol the log keeper needs, on aiokafka's protocol classes.
+
+Frames are a 4-byte size then the body. A request body starts with api_key, api_version,
+correlation_id (then the client ID, then the request); a response body with the correlation ID.
+Produce requests up to v8 are not "flexible" (no tagged fields), which is all aiokafka (and
+faust, on aiokafka) sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from dataclasses import dataclass
+from io import BytesIO
+
+from aiokafka.protocol import produce as _produce
+from aiokafka.protocol.admin import CreateTopicsRequest_v0
+from aiokafka.protocol.api import RequestStruct
+from aiokafka.protocol.metadata import MetadataRequest_v1
+
+PRODUCE = 0
+METADATA = 3
+CREATE_TOPICS = 19
+DELETE_TOPICS = 20
+PRODUCE_VERSIONS = range(3, 9)  # record batches (magic 2), not flexible
+TOPIC_ALREADY_EXISTS = 36
+MAX_FRAME = 256 << 20
+
+_REQUESTS = {v: getattr(_produce, f"ProduceRequest_v{v}") for v in PRODUCE_VERSIONS}
+_RESPONSES = {v: getattr(_produce, f"ProduceResponse_v{v}") for v in PRODUCE_VERSIONS}
+_HEAD = struct.Struct(">hhi")
+# record batch (magic 2) header: base offset, length, leader epoch, magic, crc, attributes,
+# last offset delta (https://kafka.apache.org/documentation/#recordbatch)
+_BATCH_LENGTH = struct.Struct(">qi")
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+BATCH_OVERHEAD = 12  # base offset and length come before the length's span
+
+
+class ProtocolError(Exception):
+    """Bytes that are not what the protocol allows here."""
+
+
+async def read_frame(reader: asyncio.StreamReader) -> bytes:
+    size = int.from_bytes(await reader.readexactly(4), "big", signed=True)
+    if not 0 <= size <= MAX_FRAME:
+        raise ProtocolError(f"frame of {size} bytes")
+    return await reader.readexactly(size)
+
+
+def frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+def request_head(body: bytes) -> tuple[int, int, int]:
+    """(api_key, api_version, correlation_id) of a request body."""
+    return _HEAD.unpack_from(body)
+
+
+def correlation_id(response: bytes) -> int:
+    return int.from_bytes(response[:4], "big", signed=True)
+
+
+def _after_request_header(body: bytes) -> int:
+    """Offset of the request proper: after the 8-byte head and the client ID (nullable string)."""
+    n = int.from_bytes(body[8:10], "big", signed=True)
+    return 10 + max(n, 0)
+
+
+def batch_spans(records: bytes) -> list[tuple[int, int, int]]:
+    """(start, end, record count) of each record batch in a partition's records."""
+    spans, at = [], 0
+    while at < len(records):
+        if len(records) - at < 61:
+            raise ProtocolError("truncated record batch")
+        _, length = _BATCH_LENGTH.unpack_from(records, at)
+        end = at + BATCH_OVERHEAD + length
+        if records[at + 16] != 2:
+            raise ProtocolError(f"record batch of magic {records[at + 16]} (only 2 is kept)")
+        if end > len(records):
+            raise ProtocolError("truncated record batch")
+        spans.append((at, end, batch_count(records, at)))
+        at = end
+    return spans
+
+
+def batch_count(records: bytes, at: int = 0) -> int:
+    return _LAST_OFFSET_DELTA.unpack_from(records, at + 23)[0] + 1
+
+
+@dataclass(frozen=True)
+class Produce:
+    version: int
+    acks: int
+    # (topic, partition, records): records as sent, one or more record batches
+    parts: list[tuple[str, int, bytes]]
+
+
+def decode_produce(body: bytes) -> Produce:
+    _, version, _ = request_head(body)
+    cls = _REQUESTS.get(version)
+    if cls is None:
+        raise ProtocolError(f"produce v{version} (this broker keeps v{PRODUCE_VERSIONS.start}"
+                            f"-v{PRODUCE_VERSIONS.stop - 1})")
+    req = cls.decode(BytesIO(body[_after_request_header(body):]))
+    parts = [(topic, partition, records or b"") for topic, partitions in req.topics
+             for partition, records in partitions]
+    return Produce(version, req.required_acks, parts)
+
+
+def decode_produce_response(version: int, body: bytes) -> dict[tuple[str, int], tuple[int, int]]:
+    """(topic, partition) -> (error code, base offset) of a produce response body."""
+    resp = _RESPONSES[version].decode(BytesIO(body[4:]))
+    return {(topic, part[0]): (part[1], part[2]) for topic, parts in resp.topics for part in parts}
+
+
+class Client:
+    """One plain connection to a broker for requests of our own (restore, topic metadata)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self._next = 0
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def connect(cls, host: str, port: int) -> Client:
+        return cls(*await asyncio.open_connection(host, port))
+
+    async def close(self) -> None:
+        self.writer.close()
+        try:
+            await self.writer.wait_closed()
+        except OSError:
+            pass
+
+    async def send(self, request: RequestStruct) -> int:
+        self._next += 1
+        header = request.build_request_header(correlation_id=self._next, client_id="svc-log-keeper")
+        self.writer.write(frame(header.encode() + request.encode()))
+        await self.writer.drain()
+        return self._next
+
+    async def receive(self, request: RequestStruct, sent: int, timeout: float = 30.0):
+        body = await asyncio.wait_for(read_frame(self.reader), timeout)
+        if correlation_id(body) != sent:
+            raise ProtocolError(f"response {correlation_id(body)} to request {sent}")
+        return request.RESPONSE_TYPE.decode(BytesIO(body[4:]))
+
+    async def request(self, request: RequestStruct, timeout: float = 30.0):
+        async with self._lock:
+            return await self.receive(request, await self.send(request), timeout)
+
+    async def partition_count(self, topic: str) -> int | None:
+        """Partitions of a topic per the broker's metadata, None when it has no such topic."""
+        resp = await self.request(MetadataRequest_v1([topic]))
+        for error, name, _internal, partitions in resp.topics:
+            if name == topic and error == 0:
+                return len(partitions)
+        return None
+
+    async def create_topic(self, topic: str, partitions: int) -> None:
+        resp = await self.request(CreateTopicsRequest_v0([(topic, partitions, 1, [], [])], 30_000))
+        for name, error in resp.topic_errors:
+            if error not in (0, TOPIC_ALREADY_EXISTS):
+                raise ProtocolError(f"creating topic {name}: error {error}")
+
+
+def produce_request(parts: list[tuple[str, int, bytes]], timeout_ms: int = 30_000) -> RequestStruct:
+    """acks=all; parts: (topic, partition, one record batch)."""
+    topics: dict[str, list[tuple[int, bytes]]] = {}
+    for topic, partition, records in parts:
+        topics.setdefault(topic, []).append((partition, records))
+    return _REQUESTS[3](None, -1, timeout_ms, list(topics.items()))

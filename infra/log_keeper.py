@@ -1,0 +1,321 @@
+"""The embedded broker with a kept log: tansu behind a small proxy that writes the log to disk.
+
+`svc up` runs this as its `broker` child (never against an external Kafka). In order:
+
+1. open the copy in `<data-dir>/log/` (`infra.log_copy`); refuse, with what to run, a copy that
+   is damaged or of another layout, or a data dir whose stack ran before the log was kept;
+2. start tansu (memory storage) on a private port, advertising the public one;
+3. restore every kept record batch into it, partition by partition in offset order, so every
+   record is back at its offset with its key, headers and timestamp (the epoch, the first
+   record of `svc.control`, with them);
+4. only then listen on the public port: nobody (producer, projector, API) sees the broker
+   before it holds the whole log, on the first start and after a restart alike.
+
+Clients talk to the public port; every request goes to tansu unchanged except produce: its
+record batches are assigned the offsets tansu will give them (the keeper is the only way in,
+and produces are handled one at a time), written to the copy and synced, then forwarded; the
+acknowledgement reaches the producer only after tansu confirmed those offsets. So an
+acknowledged record is on disk, and a consumer never reads a record that is not: tansu gets
+it only after the sync. A refused produce is taken back out of the copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from aiokafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+from infra import kafka_protocol as kp
+from infra.broker import broker_argv
+from infra.log_copy import LogCopy, LogCopyError
+from infra.net import free_port, wait_port
+
+log = logging.getLogger("log_keeper")
+EXIT_REFUSED = 78  # the copy cannot be used: restarting will not help
+RESPONSE_TIMEOUT = 60.0
+RESTORE_CHUNK = 1 << 20  # bytes of records per partition per restore request
+RESTORE_REQUEST = 16 << 20
+_PR_SET_PDEATHSIG = 1
+
+
+class Fatal(Exception):
+    """The copy and the broker disagree: exit, the supervisor restarts us and we restore."""
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+# ---- restore ----------------------------------------------------------------------------------
+
+
+def _chunks(copy: LogCopy, topic: str, partition: int):
+    """(base offset, one record batch) covering the partition in order: consecutive stored
+    batches are merged into one batch of up to RESTORE_CHUNK bytes (same offsets, keys, headers
+    and timestamps), so a log of many small batches comes back as few."""
+    group: list[tuple[int, bytes]] = []
+    size = 0
+    for base, batch in copy.batches(topic, partition):
+        if group and size + len(batch) > RESTORE_CHUNK:
+            yield _merge(group)
+            group, size = [], 0
+        group.append((base, batch))
+        size += len(batch)
+    if group:
+        yield _merge(group)
+
+
+def _merge(group: list[tuple[int, bytes]]) -> tuple[int, bytes, int]:
+    first = group[0][0]
+    last_base, last = group[-1]
+    count = last_base + kp.batch_count(last) - first
+    if len(group) == 1:
+        return first, group[0][1], count
+    builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, -1, 1 << 62)
+    for base, raw in group:
+        batch = DefaultRecordBatch(raw)
+        shift = base - first - batch.base_offset
+        for record in batch:
+            headers = list(record.headers)
+            if builder.append(record.offset + shift, record.timestamp, record.key, record.value, headers) is None:
+                raise Fatal("a merged record batch refused a record")
+    return first, bytes(builder.build()), count
+
+
+async def restore(copy: LogCopy, client: kp.Client) -> dict[tuple[str, int], int]:
+    """Every kept batch into an empty broker; returns the end offset of each partition."""
+    damaged = copy.unregistered_topics()
+    if damaged:
+        raise LogCopyError(f"the log kept in {copy.path} is damaged: records of {', '.join(damaged)} "
+                           "but no partition count")
+    for topic, partitions in copy.partitions.items():
+        await client.create_topic(topic, partitions)
+    ends = {tp: 0 for tp in ((t, p) for t, n in copy.partitions.items() for p in range(n))}
+    streams = {tp: _chunks(copy, *tp) for tp in ends}
+    while streams:
+        parts, expected, size = [], {}, 0
+        for tp, stream in list(streams.items()):
+            if size >= RESTORE_REQUEST:
+                break
+            chunk = next(stream, None)
+            if chunk is None:
+                del streams[tp]
+                continue
+            base, batch, count = chunk
+            parts.append((*tp, batch))
+            expected[tp] = (base, count)
+            size += len(batch)
+        if not parts:
+            break
+        request = kp.produce_request(parts)
+        response = await client.request(request, timeout=RESPONSE_TIMEOUT)
+        for topic, results in response.topics:
+            for partition, error, offset, *_ in results:
+                base, count = expected[(topic, partition)]
+                if error or offset != base:
+                    raise Fatal(f"restoring {topic}[{partition}]: broker put offset {base} at {offset} "
+                                f"(error {error})")
+                ends[(topic, partition)] = base + count
+    return ends
+
+
+# ---- the proxy --------------------------------------------------------------------------------
+
+
+class Keeper:
+    def __init__(self, copy: LogCopy, upstream: tuple[str, int]) -> None:
+        self.copy = copy
+        self.upstream = upstream
+        self.ends: dict[tuple[str, int], int] = {}
+        self.produce_lock = asyncio.Lock()
+        self.admin: kp.Client | None = None
+        self.failed: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.connections: set[asyncio.Task] = set()
+
+    def fail(self, exc: BaseException) -> None:
+        if not self.failed.done():
+            self.failed.set_exception(exc)
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.connections.add(task)
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        except OSError as exc:
+            self.fail(Fatal(f"broker does not answer: {exc}"))
+            writer.close()
+            return
+        pending: dict[int, asyncio.Future] = {}
+        pump = asyncio.create_task(self._pump(up_reader, writer, pending))
+        try:
+            while True:
+                body = await kp.read_frame(reader)
+                api_key, version, corr = kp.request_head(body)
+                if api_key == kp.PRODUCE:
+                    await self._produce(body, version, corr, up_writer, writer, pending)
+                else:
+                    up_writer.write(kp.frame(body))
+                    await up_writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, kp.ProtocolError) as exc:
+            if isinstance(exc, kp.ProtocolError):
+                log.warning("closing a connection: %s", exc)
+        except Fatal as exc:
+            self.fail(exc)
+        finally:
+            pump.cancel()
+            for w in (writer, up_writer):
+                w.close()
+            self.connections.discard(task)
+
+    async def _pump(self, up_reader, writer, pending: dict[int, asyncio.Future]) -> None:
+        """Broker -> client, in order; a produce's response goes to its waiting handler instead."""
+        try:
+            while True:
+                body = await kp.read_frame(up_reader)
+                fut = pending.pop(kp.correlation_id(body), None)
+                if fut is not None:
+                    fut.set_result(body)
+                    continue
+                writer.write(kp.frame(body))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, kp.ProtocolError) as exc:
+            for fut in pending.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError(f"broker connection ended: {exc!r}"))
+            writer.close()
+
+    async def _partition_count(self, topic: str) -> int | None:
+        count = self.copy.partitions.get(topic)
+        if count is None:
+            count = await self.admin.partition_count(topic)
+            if count is not None:
+                await asyncio.to_thread(self.copy.register, topic, count)
+        return count
+
+    async def _produce(self, body: bytes, version: int, corr: int, up_writer, writer, pending) -> None:
+        request = kp.decode_produce(body)
+        async with self.produce_lock:
+            entries: list[tuple[str, int, int, bytes]] = []
+            firsts: dict[tuple[str, int], int] = {}
+            ends = dict(self.ends)
+            for topic, partition, records in request.parts:
+                count = await self._partition_count(topic)
+                if count is None or not 0 <= partition < count:
+                    continue  # the broker refuses it; if it did not, the check below stops us
+                tp = (topic, partition)
+                base = ends.get(tp, 0)
+                firsts[tp] = base
+                for start, end, n in kp.batch_spans(records):
+                    entries.append((topic, partition, base, records[start:end]))
+                    base += n
+                ends[tp] = base
+            if entries:
+                await asyncio.to_thread(self.copy.append, entries)
+            if request.acks == 0:  # no answer will come (nothing here sends acks=0)
+                up_writer.write(kp.frame(body))
+                await up_writer.drain()
+                self.ends = ends
+                return
+            fut = asyncio.get_running_loop().create_future()
+            pending[corr] = fut
+            up_writer.write(kp.frame(body))
+            await up_writer.drain()
+            try:
+                response = await asyncio.wait_for(fut, RESPONSE_TIMEOUT)
+            except (asyncio.TimeoutError, ConnectionError) as exc:
+                raise Fatal(f"broker gave no answer to a produce: {exc!r}") from exc
+            results = kp.decode_produce_response(version, response)
+            refused = []
+            for tp, (error, offset) in results.items():
+                if tp not in firsts:
+                    if not error:
+                        raise Fatal(f"broker took records for {tp[0]}[{tp[1]}], which is not kept")
+                    continue
+                if error:
+                    refused += [(t, p, b) for t, p, b, _ in entries if (t, p) == tp]
+                    ends[tp] = self.ends.get(tp, 0)
+                elif offset != firsts[tp]:
+                    raise Fatal(f"broker put {tp[0]}[{tp[1]}] offset {firsts[tp]} at {offset}")
+            if refused:
+                await asyncio.to_thread(self.copy.remove, refused)
+            self.ends = ends
+        writer.write(kp.frame(response))
+        await writer.drain()
+
+
+async def keep(data_dir: Path, host: str, port: int, broker_log: Path | None) -> int:
+    copy = LogCopy.open(data_dir)
+    private = free_port(host)
+    out = open(broker_log, "ab") if broker_log else subprocess.DEVNULL
+    tansu = subprocess.Popen(broker_argv(private, host, advertised_port=port), stdout=out,
+                             stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    server = None
+    try:
+        await asyncio.to_thread(wait_port, host, private, 20, lambda: tansu.poll() is None)
+        client = await kp.Client.connect(host, private)
+        started = time.monotonic()
+        ends = await restore(copy, client)
+        records = sum(ends.values())
+        log.info("restored %d records of %d topics in %.2fs from %s", records, len(copy.partitions),
+                 time.monotonic() - started, copy.path)
+        keeper = Keeper(copy, (host, private))
+        keeper.ends = ends
+        keeper.admin = client
+        server = await asyncio.start_server(keeper.serve, host, port, reuse_address=True)
+        log.info("listening on %s:%d (broker on %d)", host, port, private)
+        broker_exit = asyncio.create_task(asyncio.to_thread(tansu.wait))
+        stopping = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait({broker_exit, stopping, keeper.failed}, return_when=asyncio.FIRST_COMPLETED)
+        if keeper.failed in done:
+            log.error("stopping: %s", keeper.failed.exception())
+            return 1
+        if broker_exit in done:
+            log.error("the broker exited (code %s); stopping so the log is restored into a new one", tansu.returncode)
+            return 1
+        return 0
+    finally:
+        if server is not None:
+            server.close()
+        if tansu.poll() is None:
+            tansu.terminate()
+            try:
+                await asyncio.to_thread(tansu.wait, 10)
+            except subprocess.TimeoutExpired:
+                tansu.kill()
+        copy.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m infra.log_keeper", description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--broker-log", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(keep(args.data_dir, args.host, args.port, args.broker_log))
+    except LogCopyError as exc:
+        print(f"refused: {exc}", file=sys.stderr, flush=True)
+        return EXIT_REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
