@@ -63,7 +63,7 @@ def assemble(parts: Iterable[tuple[str, bytes]], quotes: Iterable[tuple[str, str
             line_books = dict(sorted(line_books.items()))
             consensus = line_consensus(line_books, m.suspend_all, m.suspend_book, window_us)
             lines[key] = LineState(point_of(key), line_books, consensus)
-        by_game.setdefault(m.game_id, {})[market_id] = finish_market(msgspec.structs.replace(m, lines=lines))
+        by_game.setdefault(m.game_id, {})[market_id] = finish_market(msgspec.structs.replace(m, lines=lines), window_us)
     for game_id, game_markets in by_game.items():
         game = states.get(game_id)
         if not isinstance(game, GameState):

@@ -137,7 +137,8 @@ def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     hold = 1.0 - 1.0 / sum([1.0 / p for p in prices])
     fair = 1.0 / len(prices)
     # the outcomes themselves are built when a row or a delta shows them (`Consensus.outcomes`)
-    return Consensus(n, hold, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]))
+    newest = max([q.ts for q in eligible])
+    return Consensus(n, hold, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]), newest)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -189,28 +190,27 @@ def other_methods(odds: Sequence[tuple[float, ...]]) -> dict[str, tuple[tuple[fl
     return out
 
 
-def pick_main(lines: Mapping[str, LineState]) -> str | None:
-    """The main line: quoted by the most books; ties: closest to even, then the lower point."""
-    most = 0
-    tied: list[str] = []
+def pick_main(lines: Mapping[str, LineState], window_us: int) -> str | None:
+    """The main line: among lines whose newest eligible quote is within the staleness window of
+    the market's newest (event time), the one quoted by the most books; ties: the newest quotes,
+    then closest to even, then the lower point. A stale line never decides, however many books
+    it had (a preseason quote against the closing line)."""
+    newest = 0
+    for line in lines.values():
+        c = line.consensus
+        if c is not None and c.newest > newest:
+            newest = c.newest
+    oldest_allowed = newest - window_us
+    best: str | None = None
+    best_rank: tuple = ()
     for key, line in lines.items():
         c = line.consensus
-        if c is None:
+        if c is None or c.newest < oldest_allowed:
             continue
-        if c.books > most:
-            most, tied = c.books, [key]
-        elif c.books == most:
-            tied.append(key)
-    if len(tied) <= 1:
-        return tied[0] if tied else None
-
-    def rank(key: str) -> tuple:
-        line = lines[key]
-        c = line.consensus
-        assert c is not None  # tied keys all have one
-        return (c.evenness, line.point if line.point is not None else 0, key)
-
-    return min(tied, key=rank)
+        rank = (-c.books, -c.newest, c.evenness, line.point if line.point is not None else 0, key)
+        if best is None or rank < best_rank:
+            best, best_rank = key, rank
+    return best
 
 
 def line_consensus(line_books: Mapping[str, BookQuote], suspend_all: Suspension | None,

@@ -57,16 +57,17 @@ class Consensus:
     """A line's consensus under the default devig method, as deltas show it. Immutable by
     convention: once made it is never changed (deltas keep it past the fold)."""
 
-    FIELDS: ClassVar[tuple[str, ...]] = ("books", "hold", "outcomes", "evenness")
+    FIELDS: ClassVar[tuple[str, ...]] = ("books", "hold", "outcomes", "evenness", "newest")
 
     def __init__(self, books: int, hold: float, names: tuple[Any, ...], prices: list[float],
-                 probabilities: list[float], evenness: float) -> None:
+                 probabilities: list[float], evenness: float, newest: int = 0) -> None:
         self.books = books
         self.hold = hold
         self.names = names  # QuotedOutcome per outcome: selection, name, participant_id, point
         self.prices = prices  # median decimal price per outcome
         self.probabilities = probabilities  # median no-vig probability per outcome, renormalised
         self.evenness = evenness  # distance from an even line (every outcome at 1/n): main-line tie-break
+        self.newest = newest  # event time of the newest eligible quote: main-line staleness and tie-break
 
     @property
     def outcomes(self) -> tuple[Any, ...]:
@@ -91,7 +92,7 @@ class Consensus:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Consensus):
             return NotImplemented
-        return self.evenness == other.evenness and self.same_view(other)
+        return self.evenness == other.evenness and self.newest == other.newest and self.same_view(other)
 
     def __repr__(self) -> str:
         return f"Consensus(books={self.books}, hold={self.hold!r}, outcomes={self.outcomes!r})"

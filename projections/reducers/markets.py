@@ -88,9 +88,9 @@ def _set(m: S, own: Owned | None, **changes) -> S:
     return msgspec.structs.replace(m, **changes)
 
 
-def finish_market(m: MarketState, own: Owned | None = None) -> MarketState:
+def finish_market(m: MarketState, window_us: int, own: Owned | None = None) -> MarketState:
     """Derived members: the main line and the status."""
-    main_key = pick_main(m.lines)
+    main_key = pick_main(m.lines, window_us)
     if m.suspend_all is None and not m.suspend_book:
         suspended = False  # never suspended: skip looking at every quote
     elif any(line.books for line in m.lines.values()):
@@ -259,7 +259,7 @@ def reduce_market(state: GameState | None, event, window_us: int,
         keys = set(new.lines)
     if not moved and old is not None:
         return game, []
-    new = finish_market(new, own)
+    new = finish_market(new, window_us, own)
     if before_main is not None:
         keys.add(before_main)
     if new.main_key is not None:

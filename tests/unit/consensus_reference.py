@@ -73,15 +73,20 @@ def reference_market(events, window_seconds: float):
         prices = {s: statistics.median([b[s] for b in per_book_prices]) for s in selections}
         hold = 1 - 1 / sum(1 / prices[s] for s in selections)
         lines[point] = {"books": len(eligible), "probability": probs, "price": prices, "hold": hold,
-                        "selections": selections}
+                        "selections": selections, "newest": max(q.source_ts for q in eligible)}
+
+    # main line: only lines whose newest eligible quote is within the window of the market's
+    # newest decide; most books, then the newest quotes, then closest to even, then lower point
+    market_newest = max((line["newest"] for line in lines.values()), default=None)
+    fresh = [p for p, line in lines.items() if (market_newest - line["newest"]).total_seconds() <= window_seconds]
 
     def rank(point):
         line = lines[point]
         n = len(line["selections"])
         even = sum(abs(p - 1 / n) for p in line["probability"].values())
-        return (-line["books"], even, Decimal(point) if point else Decimal(0))
+        return (-line["books"], -line["newest"].timestamp(), even, Decimal(point) if point else Decimal(0))
 
-    main = min(lines, key=rank) if lines else None
+    main = min(fresh, key=rank) if fresh else None
     all_quotes = list(latest.values())
     if all_quotes:
         status = "suspended" if all(suspended(q) for q in all_quotes) else "open"

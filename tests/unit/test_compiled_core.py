@@ -47,6 +47,8 @@ def test_a_source_edited_after_the_build_is_reported_stale(tmp_path, monkeypatch
         (package / f"{name}{compiled.SUFFIXES[0]}").write_bytes(b"")
         source = package / f"{name}.py"
         source.write_text("")
+        os.utime(source, (1000, 1000))  # explicit times: writes within one clock tick look simultaneous
+    os.utime(package / f"reducers/markets{compiled.SUFFIXES[0]}", (2000, 2000))  # built after its source
     os.utime(package / f"rows{compiled.SUFFIXES[0]}", (1, 1))  # built long before its source
     # built after its source: set explicitly, since two writes in a row may share a timestamp
     # tick in either order
