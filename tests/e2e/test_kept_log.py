@@ -7,6 +7,10 @@ no rebuild, the same read models, the same export byte for byte.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
 
 from ingest.samples import SAMPLES
@@ -80,5 +84,68 @@ def test_stop_and_start_keeps_the_log_and_the_read_models(tmp_path):
         assert projector_log(stack).count("rebuilding from offset 0") == rebuilds_before
         again = ingest(stack, "nflverse-games", GAMES)
         assert again["accepted"] == 0 and again["duplicate"] == games["accepted"] + games["duplicate"]
+    finally:
+        assert stack.stop() == 0, stack.log_text()
+
+
+def kept_feed_counts(stack: Stack) -> dict[str, int]:
+    code, log = stack.svc_json("log", "show")
+    assert code == 0, log
+    return {topic: n for topic, n in log["records"].items() if topic.startswith("feed.") and topic != "feed.deadletter"}
+
+
+def kill_everything(stack: Stack) -> None:
+    """SIGKILL every process of the stack at once: no child gets to stop in order."""
+    pids = set(processes_of(stack.data_dir)) | {stack.proc.pid}
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    stack.proc.wait(30)
+    stack.log.close()
+    deadline = time.monotonic() + 15
+    while processes_of(stack.data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_of(stack.data_dir) == []
+
+
+def test_acknowledged_events_survive_sigkill_of_the_broker_and_of_the_whole_stack(tmp_path):
+    data_dir = tmp_path / "svc"
+    stack = Stack(data_dir)
+    try:
+        stack.wait_health()
+        games = ingest(stack, "nflverse-games", GAMES)
+        kept = kept_feed_counts(stack)
+        # the broker child alone: the supervisor restarts it, it restores before anyone connects
+        broker = stack.pid("broker")
+        os.kill(broker, signal.SIGKILL)
+        stack.wait_pid_change("broker", broker)
+        stack.wait_health()
+        assert kept_feed_counts(stack) == kept
+        odds = ingest(stack, "odds-api", ODDS)  # producers reconnect to the restored broker
+        assert odds["accepted"] > 0
+        kept = kept_feed_counts(stack)
+    except BaseException:
+        stack.stop()
+        raise
+    kill_everything(stack)  # the moment after the ingest reported
+
+    stack = Stack(data_dir)
+    try:
+        stack.wait_health()
+        caught_up(stack)
+        assert kept_feed_counts(stack) == kept
+        done = stack.svc("export", str(tmp_path / "after.jsonl"))
+        assert done.returncode == 0, done.stdout + done.stderr
+        exported = (tmp_path / "after.jsonl").read_bytes().count(b"\n")
+        assert exported == sum(kept.values())
+        # what was reported accepted is in the log once: ingesting again appends nothing
+        for adapter, path, first in (("nflverse-games", GAMES, games), ("odds-api", ODDS, odds)):
+            again = ingest(stack, adapter, path)
+            assert again["accepted"] == 0 and again["duplicate"] == first["events"], (adapter, again)
+        assert kept_feed_counts(stack) == kept
+        verify = stack.svc("projections", "verify", timeout=300)
+        assert verify.returncode == 0 and verify.stdout.strip() == "identical", verify.stdout + verify.stderr
     finally:
         assert stack.stop() == 0, stack.log_text()
