@@ -22,10 +22,11 @@ from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor
 from api.kept import KeptStore
 from api.listen import Listener
+from api.openapi import RequestChecksDocs
 from api.orderly_stop import take_stop_signals
 from api.read_cache import ReadCacheMiddleware
+from api.request_checks import check_request
 from api.routes import discover
-from api.routes._params import strict_query
 from api.state import AppState
 from api.wire_serving import STOP_GRACE_SECONDS, live_connections
 from infra.db import create_pool, keep_session
@@ -113,8 +114,8 @@ def create_litestar(settings: Settings, freeze_gc: bool = False) -> Litestar:
         route_handlers=[*discover(), MetricsController],
         # request metrics are recorded by the front door (api/metrics.py)
         middleware=[AccessMiddleware(), ReadCacheMiddleware()],
-        before_request=strict_query,
-        plugins=[AccessDocs()],
+        before_request=check_request,
+        plugins=[AccessDocs(), RequestChecksDocs()],
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         lifespan=[_lifespan(app_state)],

@@ -9,11 +9,22 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, MethodNotAllowedException, NotFoundException, ValidationException
 
-from api.problems import CODE_BY_STATUS, PROBLEM_MEDIA_TYPE, ProblemError, build_problem
+from api.problems import CODE_BY_STATUS, ECHO_MAX, PROBLEM_MEDIA_TYPE, ProblemError, bounded, build_problem
 
 log = structlog.get_logger("api.errors")
 _JSON_PATH = re.compile(r"at `\$\.([A-Za-z0-9_\.\[\]]+)`")
 _MISSING = re.compile(r"^Missing required \w+ parameter '([^']+)'")
+# a value the validator quotes whole in its message (`Invalid enum value 'xxx…'`)
+_LONG_QUOTED = re.compile(rf"'([^']{{{ECHO_MAX + 1},}})'|`([^`]{{{ECHO_MAX + 1},}})`")
+
+
+def bounded_message(message: str) -> str:
+    """A validator's message with every long value it quotes cut to ECHO_MAX and marked."""
+    if len(message) <= ECHO_MAX:
+        return message
+    return _LONG_QUOTED.sub(
+        lambda m: f"'{bounded(m.group(1))}'" if m.group(1) is not None else f"`{bounded(m.group(2))}`", message
+    )
 
 
 def request_id_of(request: Request) -> str:
@@ -70,7 +81,8 @@ def _wire_name(request: Request, param: str | None) -> str | None:
 def _on_validation(request: Request, exc: ValidationException) -> Response:
     param, message = validation_param(exc)
     param = _wire_name(request, param)
-    detail = f"Invalid value for '{param}': {message}" if param else message
+    message = bounded_message(message)
+    detail = f"Invalid value for '{bounded(param)}': {message}" if param else message
     return problem_response(request, "invalid_request", detail, param)
 
 
@@ -88,28 +100,29 @@ def body_validation_handler(pattern_hint: str | None = None):
         named = _NAMED_FIELD.search(message)
         if named:
             param = named.group(1) if param in (None, "data", "body") else f"{param}.{named.group(1)}"
-        detail = f"Invalid value for '{param}': {message}" if param else message
+        message = bounded_message(message)
+        detail = f"Invalid value for '{bounded(param)}': {message}" if param else message
         return problem_response(request, "invalid_request", detail, param)
 
     return on_body_validation
 
 
 def _on_not_found(request: Request, exc: NotFoundException) -> Response:
-    return problem_response(request, "not_found", f"No resource at {request.url.path}.")
+    return problem_response(request, "not_found", f"No resource at {bounded(request.url.path)}.")
 
 
 def _on_method(request: Request, exc: MethodNotAllowedException) -> Response:
     allow = (exc.headers or {}).get("allow", "")
     return problem_response(
         request, "method_not_allowed",
-        f"{request.method} is not allowed on {request.url.path}. Allowed: {allow}.",
+        f"{bounded(request.method, 20)} is not allowed on {bounded(request.url.path)}. Allowed: {allow}.",
         headers={"Allow": allow},
     )
 
 
 def _on_http(request: Request, exc: HTTPException) -> Response:
     code = CODE_BY_STATUS.get(exc.status_code, "internal_error" if exc.status_code >= 500 else "invalid_request")
-    return problem_response(request, code, str(exc.detail), headers=exc.headers)
+    return problem_response(request, code, bounded_message(str(exc.detail)), headers=exc.headers)
 
 
 def _on_unexpected(request: Request, exc: Exception) -> Response:

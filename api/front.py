@@ -21,7 +21,7 @@ import msgspec
 import structlog
 
 from api import metrics
-from api.problems import PROBLEM_MEDIA_TYPE, build_problem
+from api.problems import PROBLEM_MEDIA_TYPE, bounded, build_problem
 from schemas.ids import RandomIds
 
 API_VERSION = "2026-10-05"
@@ -35,7 +35,10 @@ CREDENTIAL_PARAMS = frozenset({
     "credentials", "signature", "sig", "ticket",
 })
 _SECRET_VALUE = re.compile(r"(svc_(live|test)_|bearer\s)", re.IGNORECASE)
-_CLIENT_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,255}$")
+# a client's own correlation ID: the spec gives no bound, so this one is ours (documented in
+# docs/api.md); a value beyond it is refused and never echoed
+CLIENT_REQUEST_ID_MAX = 255
+_CLIENT_REQUEST_ID = re.compile(rf"[\x21-\x7e]{{1,{CLIENT_REQUEST_ID_MAX}}}")
 # the one credential a URL may carry: a wire ticket on the stream endpoint (spec 5.2)
 _TICKET_PATH = re.compile(r"^/v1/stream/")
 _ADDED = frozenset({b"request-id", b"api-version", b"client-request-id"})
@@ -109,6 +112,10 @@ class FrontDoor:
         if state is None:
             state = scope["state"] = {}
         state["request_id"] = request_id
+        path = scope["path"]
+        refusal = self._refusal(path, scope.get("query_string", b""), version, client_request_id)
+        if client_request_id is not None and not _CLIENT_REQUEST_ID.fullmatch(client_request_id):
+            client_request_id = None  # refused: not echoed
         extra = [
             (b"request-id", request_id.encode()),
             (b"api-version", _API_VERSION),
@@ -126,8 +133,6 @@ class FrontDoor:
                 message = {**message, "headers": [*headers, *extra]}
             await send(message)
 
-        path = scope["path"]
-        refusal = self._refusal(path, scope.get("query_string", b""), version, client_request_id)
         metrics.started()
         try:
             if refusal is not None:
@@ -167,11 +172,13 @@ class FrontDoor:
         if version is not None and version not in SUPPORTED_VERSIONS:
             return (
                 "unsupported_api_version",
-                f"Api-Version '{version[:40]}' is not supported. Supported versions: {', '.join(SUPPORTED_VERSIONS)}.",
+                f"Api-Version '{bounded(version, 40)}' is not supported. Supported versions: {', '.join(SUPPORTED_VERSIONS)}.",
                 "Api-Version",
             )
-        if client_request_id is not None and not _CLIENT_REQUEST_ID.match(client_request_id):
-            return ("invalid_request", "Client-Request-Id must be 1 to 255 visible ASCII characters.", "Client-Request-Id")
+        if client_request_id is not None and not _CLIENT_REQUEST_ID.fullmatch(client_request_id):
+            return ("invalid_request",
+                    f"Client-Request-Id must be 1 to {CLIENT_REQUEST_ID_MAX} visible ASCII characters; "
+                    f"this one ({len(client_request_id)} characters) is not echoed.", "Client-Request-Id")
         return None
 
     async def _problem(self, send, code: str, detail: str, param: str | None, request_id: str) -> None:

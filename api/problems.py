@@ -11,6 +11,20 @@ import msgspec
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 
+# A value the client sent comes back in an error at most this long, so an error is never an
+# amplifier (a 1.5 MB bad value must not come back as a 1.5 MB problem body).
+ECHO_MAX = 200
+# A whole `detail` (prose around at most a few echoed values) is bounded too, as a last resort
+# for messages a library builds around a value it quotes whole.
+DETAIL_MAX = 1000
+
+
+def bounded(value: str, limit: int = ECHO_MAX) -> str:
+    """`value` as it may be echoed: whole up to `limit` characters, else cut and marked."""
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}…(truncated, {len(value)} chars)"
+
 
 @dataclass(frozen=True)
 class Code:
@@ -41,6 +55,8 @@ CATALOG: dict[str, Code] = {
     "operation_expired": Code(410, "Operation expired", "That operation has expired."),
     "precondition_failed": Code(412, "Precondition failed", "A precondition of this request failed."),
     "payload_too_large": Code(413, "Payload too large", "The request is too large."),
+    # not in spec 7.2: RFC 9110's status for a body in a media type the route does not read
+    "unsupported_media_type": Code(415, "Unsupported media type", "The request body must be sent as JSON."),
     "idempotency_key_reused": Code(422, "Idempotency key reused", "That idempotency key was used for another request."),
     "missing_execution_input": Code(422, "Missing execution input", "An input needed to run this is missing."),
     "invalid_inputs": Code(422, "Invalid inputs", "Some inputs are not valid for this calculation."),
@@ -60,7 +76,8 @@ CATALOG: dict[str, Code] = {
 }
 
 CODE_BY_STATUS = {400: "invalid_request", 401: "unauthenticated", 403: "not_entitled", 404: "not_found",
-                  405: "method_not_allowed", 413: "payload_too_large", 429: "rate_limited",
+                  405: "method_not_allowed", 413: "payload_too_large",
+                  415: "unsupported_media_type", 429: "rate_limited",
                   500: "internal_error", 502: "upstream_error", 503: "service_unavailable", 504: "upstream_timeout"}
 
 
@@ -109,8 +126,8 @@ def build_problem(
         title=entry.title,
         status=entry.status,
         code=code,
-        detail=detail,
-        param=param,
+        detail=bounded(detail, DETAIL_MAX),
+        param=None if param is None else bounded(param),
         doc_url=f"{docs_url}/problems/{code}",
         request_id=request_id,
         retryable=entry.retryable if retryable is None else retryable,

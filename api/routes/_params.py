@@ -1,17 +1,14 @@
 """Query and path parameter rules shared by the read routes (spec 2.1, 4.5-4.12, 8), and the
-cursor positions each list pages by. Litestar validates the rules; a break is a 400
-`invalid_request` naming the field (api.errors)."""
+cursor positions each list pages by. Litestar validates the rules, api.request_checks what
+Litestar is lax about; a break is a 400 `invalid_request` naming the field (api.errors)."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any
 
 import msgspec
-from litestar import Request
-from litestar.enums import ParamType
-from litestar.params import ParameterKwarg, QueryParameter
+from litestar.params import QueryParameter
 
 from api.conventions import decode_cursor
 from api.problems import ProblemError
@@ -22,51 +19,6 @@ SLUG = r"^[a-z0-9][a-z0-9_]{0,40}$"
 COMPETITION_REF = r"^(cmp_[0-9a-hjkmnp-tv-z]{20}|[a-z0-9][a-z0-9_]{0,39})$"
 SEASON = r"^[0-9]{4}(-[0-9]{2})?$"
 MARKET_TYPE = r"^[a-z0-9][a-z0-9_]{0,63}$"
-
-
-_INTEGER = re.compile(r"-?[0-9]+")
-_RULES: dict[Any, dict[str, bool]] = {}  # per handler function (the same in every app)
-
-
-def _query_rules(handler) -> dict[str, bool]:
-    """The handler's scalar query parameters, by their name in the query, each with whether it
-    is an integer (list-typed parameters may repeat and are left out)."""
-    fn = handler.fn
-    rules = _RULES.get(fn)
-    if rules is None:
-        rules = {}
-        for name, field in handler.parsed_fn_signature.parameters.items():
-            kwarg = field.kwarg_definition
-            if not isinstance(kwarg, ParameterKwarg) or kwarg.param_type is not ParamType.QUERY:
-                continue
-            types = [t for t in get_args(field.annotation) if t is not type(None)] or [field.annotation]
-            if any(get_origin(t) in (list, tuple, set, frozenset) or t in (list, tuple) for t in types):
-                continue
-            rules[kwarg.name or name] = types == [int]
-        _RULES[fn] = rules
-    return rules
-
-
-def strict_query(request: Request) -> None:
-    """`before_request` of every route: a scalar query parameter given twice, or an integer one
-    written as anything but digits, is a 400 naming it. Litestar would take the last of the
-    repeats and read `0.0` or `1e1` as an integer; neither is the documented type."""
-    if not request.scope["query_string"]:
-        return None
-    rules = _query_rules(request.route_handler)
-    if not rules:
-        return None
-    seen: set[str] = set()
-    for name, value in request.query_params.multi_items():
-        integer = rules.get(name)
-        if integer is None:
-            continue
-        if name in seen:
-            raise ProblemError("invalid_request", f"'{name}' is given more than once.", param=name)
-        seen.add(name)
-        if integer and not _INTEGER.fullmatch(value):
-            raise ProblemError("invalid_request", f"'{name}' must be an integer, written in digits.", param=name)
-    return None
 
 
 def id_pattern(kind: str) -> str:

@@ -19,7 +19,7 @@ from api import calc_run
 from api.calc_examples import SUMMARIES, request_example, response_example
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
-from api.problems import ProblemError
+from api.problems import ProblemError, bounded
 
 NAMES = tuple(calc_run.CALCULATIONS)
 _on_validation = body_validation_handler(
@@ -82,7 +82,7 @@ def _route(name: str):
 )
 async def unknown_calculation(name: FromPath[str]) -> None:
     raise ProblemError(
-        "not_found", f"There is no calculation named {name[:64]!r}. Calculations: {', '.join(NAMES)}.", param="name"
+        "not_found", f"There is no calculation named {bounded(name)!r}. Calculations: {', '.join(NAMES)}.", param="name"
     )
 
 

@@ -10,7 +10,7 @@ from litestar.params import PathParameter
 
 from api.conventions import RG_LINE, page
 from api.openapi import problem_responses
-from api.problems import ProblemError
+from api.problems import ProblemError, bounded
 from projections.odds import cards
 
 
@@ -75,7 +75,7 @@ async def get_formula(
 ) -> Formula:
     card = cards.get(card_id)
     if card is None:
-        raise ProblemError("not_found", f"There is no formula card {card_id!r}.", param="card_id")
+        raise ProblemError("not_found", f"There is no formula card {bounded(card_id)!r}.", param="card_id")
     return formula_of(card)
 
 

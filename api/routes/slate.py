@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import zoneinfo
 from datetime import date, datetime, time, timedelta
-from functools import lru_cache
 from typing import Annotated, Literal
 
 from litestar import Request, get
@@ -22,22 +21,11 @@ from api.resources.lists import Slate
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import SLUG, Cursor, from_micros, page_limit, position, to_micros
+from api.time_zones import zone
 
 DEFAULT_TZ = "America/New_York"
 # the slate's status filter (spec 3): live includes suspended games
 STATUS_SETS = {"scheduled": ("scheduled",), "live": ("live", "suspended"), "final": ("final",)}
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
-
-
-def zone(name: str) -> zoneinfo.ZoneInfo:
-    """An IANA zone by its name; anything else (paths, abbreviations, typos) is refused."""
-    if name not in _zone_names():
-        raise ProblemError("invalid_request", f"'{name[:64]}' is not an IANA time zone name.", param="tz")
-    return zoneinfo.ZoneInfo(name)
 
 
 def day_bounds(day: date, tz: zoneinfo.ZoneInfo) -> tuple[datetime, datetime]:

@@ -27,7 +27,7 @@ from api.access.keys import bearer_token
 from api.access.address import header_value
 from api.access.middleware import service_for
 from api.openapi import problem_responses
-from api.problems import ProblemError
+from api.problems import ProblemError, bounded
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
     fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open, topic_refusal, utc_now,
@@ -37,7 +37,7 @@ from wire.messages import Feed
 from wire.fanout import STOPPING, Delta, DeltaFanout, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
-from wire.topics import TOPIC_MAX_LENGTH, topic_error
+from wire.topics import topic_error
 
 
 
@@ -165,7 +165,7 @@ async def stream_topic(
 ) -> Stream:
     topic = topic.lstrip("/")
     if (why := topic_error(topic)) is not None:
-        raise ProblemError("invalid_request", f"Topic {topic[:TOPIC_MAX_LENGTH]!r} is not valid: {why}.", param="topic")
+        raise ProblemError("invalid_request", f"Topic {bounded(topic)!r} is not valid: {why}.", param="topic")
     token = ticket or bearer_token(header_value(request.scope, b"authorization"))
     if token is None:
         raise ProblemError("unauthenticated", "Open a stream with a wire ticket: POST /v1/wire/tickets "

@@ -28,10 +28,10 @@ from api.access.middleware import service_for
 from api.access.plans import PLANS, topic_scope
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
-from api.problems import ProblemError
+from api.problems import ProblemError, bounded
 from api.routes._db import read_models
 from wire.tickets import mint_ticket
-from wire.topics import TOPIC_MAX_LENGTH, distinct_topics, topic_error
+from wire.topics import distinct_topics, topic_error
 
 MAX_TOPICS = 5000  # spec 8, whatever the plan
 SOCKET_PATH = "/v1/wire"
@@ -73,7 +73,7 @@ def checked_topics(request: TicketRequest, plan: str, scopes: frozenset[str]) ->
                            param="topics")
     for i, topic in enumerate(request.topics):
         if (why := topic_error(topic)) is not None:
-            raise ProblemError("invalid_request", f"Topic {topic[:TOPIC_MAX_LENGTH]!r} is not valid: {why}.",
+            raise ProblemError("invalid_request", f"Topic {bounded(topic)!r} is not valid: {why}.",
                                param=f"topics[{i}]")
     for topic in request.topics:
         scope = topic_scope(topic)
