@@ -116,6 +116,12 @@ class ProblemError(Exception):
         return CATALOG[self.code].status
 
 
+def help_url(code: str) -> str:
+    """The reference library's help entry for `code`, served by this service (relative to the
+    API's base URL): content/reference/help/problem-<code>.md."""
+    return f"/v1/reference/problem-{code.replace('_', '-')}"
+
+
 def build_problem(
     code: str, detail: str, *, param: str | None, request_id: str, docs_url: str,
     retryable: bool | None = None,
@@ -128,7 +134,7 @@ def build_problem(
         code=code,
         detail=bounded(detail, DETAIL_MAX),
         param=None if param is None else bounded(param),
-        doc_url=f"{docs_url}/problems/{code}",
+        doc_url=help_url(code),
         request_id=request_id,
         retryable=entry.retryable if retryable is None else retryable,
         display_message=entry.display,

@@ -8,7 +8,10 @@ from typing import Any
 
 from api.conventions import RG_LINE
 from api.resources import games, markets, players, reference, search
-from api.resources.lists import CompetitionList, GameList, MarketList, SearchResultList, Slate, SportList
+from api.resources import library
+from api.resources.lists import (
+    CompetitionList, GameList, MarketList, ReferenceEntryList, SearchResultList, Slate, SportList,
+)
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 
 REQUEST_ID = "req_0123456789abcdefghjk"
@@ -157,3 +160,28 @@ def search_results() -> SearchResultList:
         {**base, "id": KC, "kind": "team", "name": "Kansas City Chiefs", "team_competition": "nfl", "team_abbreviation": "KC"},
     ]
     return SearchResultList(data=[search.search_result(r) for r in rows], has_more=False, next_cursor=None)
+
+
+_VIG = {
+    "id": "ref_wpraa3fpn9gm1q25qj5t", "slug": "vig", "kind": "term", "title": "Vig (vigorish)",
+    "aliases": ["vigorish", "juice", "the juice", "margin", "cut", "commission", "bookmaker margin"],
+    "summary": ("The margin a bookmaker builds into its prices, so that the implied probabilities of a market add up "
+                "to more than 100%."),
+    "body": "A two-way market at -110 on both sides implies 52.38% + 52.38% = 104.76%...",
+    "jurisdictions": [], "products": ["sportsbook"], "operators": [], "formulas": ["odds.overround"],
+    "wagering": True,
+    "sources": [{"title": "Formula card odds.overround@1", "publisher": "svc", "url": "/v1/formulas/odds.overround",
+                 "accessed_on": "2026-11-25"}],
+    "reviewed_at": date(2026, 11, 25), "review_due": date(2027, 11, 25), "version": 1, "source": "svc editorial",
+    "as_of": datetime(2026, 11, 25, tzinfo=timezone.utc), "related": ["ref_92p209kwhtvcegqdqxf1"],
+    "provenance": {"source": "svc editorial", "source_ts": "2026-11-25T00:00:00Z",
+                   "ingest_ts": "2026-11-30T09:00:00Z"},
+}
+
+
+def reference_entry() -> library.ReferenceEntry:
+    return library.reference_entry(_VIG, REQUEST_ID, date(2026, 11, 30))
+
+
+def reference_list() -> ReferenceEntryList:
+    return ReferenceEntryList(data=[reference_entry()], has_more=False, next_cursor=None)

@@ -9,6 +9,7 @@ import msgspec
 
 from api.resources.common import Meta
 from api.resources.games import Game, SlateGame
+from api.resources.library import ReferenceEntry
 from api.resources.markets import Market
 from api.resources.reference import Competition, Sport
 from api.resources.search import SearchResult
@@ -37,6 +38,10 @@ class MarketList(_List, kw_only=True):
 
 class SearchResultList(_List, kw_only=True):
     data: list[SearchResult]
+
+
+class ReferenceEntryList(_List, kw_only=True):
+    data: list[ReferenceEntry]
 
 
 class Slate(Meta, kw_only=True, tag_field="object", tag="slate"):

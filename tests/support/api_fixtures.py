@@ -21,6 +21,7 @@ from infra.db import connect
 from infra.settings import load_settings
 from tests.conftest import SESSION_TAG, with_database
 from tests.support import read_models
+from tests.support.library_models import insert_library, library_rows
 
 KEY_SECRET = "test-secret"
 READ_SCOPES = {"read:odds", "read:players", "read:reference"}
@@ -56,6 +57,9 @@ async def sample_template(pg_server, pg_template):
         rows, sample = read_models.build()
         await read_models.insert(conn, "live", rows)
         await read_models.insert(conn, "test", _sandbox(rows))
+        library = library_rows()
+        for schema in ("live", "test"):  # the library is in both datasets, as `svc sample load` puts it
+            await insert_library(conn, schema, library)
     finally:
         await conn.close()
     yield name, sample

@@ -262,3 +262,13 @@ def test_ingest_and_projection_agree_on_each_entry(steps):
     assert (known.hash is not None) == (state.status == "published")
     assert msgspec.json.encode(state.history[-1].origin.event_id) == msgspec.json.encode(log[-1].event_id)
     assert state.content == content_hash(state.entry)
+
+
+def test_the_relevance_query_set_names_shipped_entries():
+    from tests.support.relevance import load_queries
+
+    queries = load_queries()
+    published = {f.entry.slug for f in read_library(library_root()) if f.entry.status == "published"}
+    assert len(queries) >= 100 and sum(q.held_out for q in queries) >= 50
+    assert {q.expect for q in queries} <= published
+    assert len({q.q for q in queries}) == len(queries)
