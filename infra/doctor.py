@@ -91,18 +91,6 @@ async def _api(settings: Settings) -> dict[str, Any]:
         return {"address": url, "ok": False, "error": type(exc).__name__}
 
 
-def _fold() -> dict[str, Any]:
-    """Whether the projector's fold runs compiled (setup.py), and never from an outdated build."""
-    from projections import compiled
-
-    built, stale = compiled.built(), compiled.stale()
-    if not built:
-        return {"address": None, "ok": None, "note": "plain Python: installed with SVC_PURE_PYTHON=1 or without a C compiler"}
-    if stale:
-        return {"address": None, "ok": False, "error": f"older than their sources: {', '.join(stale)}; run make venv"}
-    return {"address": None, "ok": True, "compiled": len(built)}
-
-
 def _log(settings: Settings) -> dict[str, Any]:
     """Where the log is kept: the embedded stack's copy on disk (records per topic), or Kafka."""
     from infra.log_copy import describe
@@ -121,7 +109,7 @@ async def diagnose(settings: Settings) -> dict[str, dict[str, Any]]:
     )
     report = {"broker": broker, "postgres": postgres, "redis": redis_, "api": api,
               "projector": _process(settings, "projector"), "supervisor": _process(settings, "supervisor"),
-              "fold": _fold(), "log": _log(settings)}
+              "log": _log(settings)}
     for name in ("broker", "postgres"):
         pid = _pid(settings.run_dir, name)
         if pid:

@@ -15,6 +15,7 @@ import importlib.machinery
 import importlib.util
 import sys
 from pathlib import Path
+from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent
 SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
@@ -75,5 +76,16 @@ def main() -> None:
               "`pip install -v -e .` shows why", file=sys.stderr)
 
 
+def report() -> dict[str, Any]:
+    """Whether the projector's fold runs compiled (setup.py), and never from an outdated build."""
+    done, old = built(), stale()
+    if not done:
+        return {"address": None, "ok": None, "note": "plain Python: installed with SVC_PURE_PYTHON=1 or without a C compiler"}
+    if old:
+        return {"address": None, "ok": False, "error": f"older than their sources: {', '.join(old)}; run make venv"}
+    return {"address": None, "ok": True, "compiled": len(done)}
+
+
 if __name__ == "__main__":
     main()
+

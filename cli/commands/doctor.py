@@ -15,12 +15,14 @@ def register(app: typer.Typer) -> None:
     def doctor(data_dir: DataDir = None, as_json: JsonFlag = False) -> None:
         """Check broker, Postgres, Redis, API, projector, supervisor and the compiled fold; exit 1 if any fails."""
         from infra.doctor import diagnose, healthy
+        from projections import compiled
 
         settings = settings_for(data_dir)
         report = run(diagnose(settings))
+        report["fold"] = compiled.report()
         if report["broker"]["ok"] and report["postgres"]["ok"]:
             # infra cannot look into projections (layer rule): the projector's progress is
-            # measured here, where both are in reach
+            # measured here, where both are in reach (so is the compiled fold, above)
             report["projector"].update(run(_progress(settings)))
         if as_json:
             print_json(report)
