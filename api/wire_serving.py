@@ -22,7 +22,8 @@ from api.queries import wire as wire_sql
 from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
 from schemas.datasets import pg_schema
 from schemas.wire import SnapshotEnvelope
-from wire.fanout import STOPPING, Delta, DeltaFanout, Inbox
+from api.wire_live import WIRE_SCOPE, live_connections  # noqa: F401 (the routes import it from here)
+from wire.fanout import Delta, DeltaFanout
 from wire.feed import FeedBook, Fresh
 from wire.limits import OpenConnections
 from wire.messages import Feed
@@ -32,7 +33,6 @@ from wire.tickets import TicketGrant, redeem_ticket
 log = structlog.get_logger("api.wire")
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 SERVED_KINDS = ("game", "market")
-WIRE_SCOPE = "wire:connect"  # what opening the Wire needs (spec 4.17), checked again at every (re)start
 DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
 STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire connections to close
 encode = msgspec.json.Encoder(decimal_format="number").encode
@@ -57,41 +57,6 @@ async def fanout_of(app_state: Any) -> DeltaFanout:
         log.warning("wire fan-out cannot start", error=repr(exc))
         raise _unavailable("Live updates are") from None
     return fanout
-
-
-class LiveConnections:
-    """This process's open Wire connections (by inbox), so that a stop closes them in order
-    (api/orderly_stop.py): each is told `stopping`, and the stop waits until all have gone."""
-
-    def __init__(self) -> None:
-        self._inboxes: set[Inbox] = set()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self.stopping = False
-
-    def enter(self, inbox: Inbox) -> None:
-        self._inboxes.add(inbox)
-        self._idle.clear()
-        if self.stopping:
-            inbox.start_over(STOPPING)
-
-    def leave(self, inbox: Inbox) -> None:
-        self._inboxes.discard(inbox)
-        if not self._inboxes:
-            self._idle.set()
-
-    async def close_all(self) -> None:
-        self.stopping = True
-        for inbox in list(self._inboxes):
-            inbox.start_over(STOPPING)
-        await self._idle.wait()
-
-
-def live_connections(app_state: Any) -> LiveConnections:
-    live = app_state.extras.get("live_connections")
-    if live is None:
-        live = app_state.extras["live_connections"] = LiveConnections()
-    return live
 
 
 async def count_in(app_state: Any, address: str, grant: TicketGrant) -> tuple[OpenConnections, str]:

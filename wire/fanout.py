@@ -30,6 +30,10 @@ QUEUE_MAX = 2_000  # deltas a stream may have pending before it is a slow consum
 RECONNECT_SECONDS = 1.0
 LOG_SCAN_SECONDS = 15.0  # a resume waits at most this long for the log (then a snapshot)
 STOPPING = "stopping"  # an Inbox's restart reason when the process stops: close, never start over
+REVOKED = "revoked"  # its key was revoked: close
+FORBIDDEN = "forbidden"  # its key lost `wire:connect`: close
+RESCOPED = "rescoped"  # its key's scopes changed: drop the topics it may no longer read, start the rest over
+FINAL = frozenset({STOPPING, REVOKED, FORBIDDEN})  # reasons that close the connection; nothing overrides them
 
 
 class _Data(msgspec.Struct, frozen=True):
@@ -69,12 +73,13 @@ def delta_of(value: bytes) -> Delta | None:
 class Inbox:
     """Where one connection's deltas wait, `(topic, delta)` in arrival order; shared by all its
     topics. Full means the reader is too slow: everything pending is dropped and the connection
-    told why (`restart`), to start over from snapshots; `stopping` means the process is stopping
-    and the connection closes."""
+    told why (`restart`), to start over from snapshots; a reason in FINAL (the process is
+    stopping, the key was revoked or lost `wire:connect`) closes the connection."""
 
     def __init__(self, size: int = QUEUE_MAX) -> None:
         self.queue: asyncio.Queue = asyncio.Queue(size)
-        self.restart: str | None = None  # "slow_consumer" or "reconnected"
+        self.restart: str | None = None  # "slow_consumer", "reconnected", RESCOPED or one of FINAL
+        self.scopes: frozenset[str] | None = None  # with RESCOPED: the key's scopes now
 
     def put(self, topic: str, delta: Delta) -> None:
         if self.restart is not None:
@@ -85,8 +90,8 @@ class Inbox:
             self.start_over("slow_consumer")
 
     def start_over(self, why: str) -> None:
-        if self.restart == STOPPING:
-            return  # final: the connection closes
+        if self.restart in FINAL:
+            return  # the connection closes
         self.restart = why
         while not self.queue.empty():
             self.queue.get_nowait()

@@ -62,6 +62,16 @@ def standing_scopes(key_scopes, plan: str) -> frozenset[str]:
     return frozenset(key_scopes) & PLANS[plan].scopes if plan in PLANS else frozenset()
 
 
+async def key_standing(conn: asyncpg.Connection, key_id: str) -> frozenset[str] | None:
+    """What a key may do now: its scopes that its account's plan allows; None when it is revoked
+    or gone (its Wire connections then close)."""
+    row = await conn.fetchrow(
+        "SELECT k.scopes, a.plan FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id "
+        "WHERE k.id = $1 AND k.revoked_at IS NULL", key_id,
+    )
+    return None if row is None else standing_scopes(row["scopes"], row["plan"])
+
+
 async def redeem_ticket(
     conn: asyncpg.Connection, secret: bytes, ticket: str, transport: str, now: datetime | None = None,
 ) -> TicketGrant | None:

@@ -17,6 +17,7 @@ snapshot always precedes its deltas; another only reads frames.
 
 import asyncio
 import time
+from dataclasses import replace
 from datetime import timedelta
 
 import structlog
@@ -29,11 +30,11 @@ from api.access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
-    DB_ERRORS, DRAIN_NOTICE_SECONDS, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
     live_connections, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import messages as m
-from wire.fanout import STOPPING, DeltaFanout, Inbox, Subscription
+from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Inbox, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.sessions import RESUME_SECONDS, Session, SessionStore
@@ -239,6 +240,7 @@ class Connection:
                                  request_id=msg.request_id)
                 return
             self.grant = self.session.grant = grant
+            live_connections(self.socket.app.state.app_state).rekey(self.inbox, grant.key_id, grant.scopes)
             await self.sessions.save(self.session)
             await self.ack(msg.request_id)
         else:
@@ -290,6 +292,20 @@ class Connection:
         why = self.inbox.take_restart()
         if why == STOPPING:
             raise _Closed(m.CLOSE_RESTART, "server stopping; reconnect now and resume")
+        if why == REVOKED:
+            await self.error("unauthenticated", "The key that opened this connection was revoked.")
+            raise _Closed(m.CLOSE_UNAUTHENTICATED, "key revoked")
+        if why == FORBIDDEN:
+            await self.error("insufficient_scope", f"The key that opened this connection lost '{WIRE_SCOPE}'.")
+            raise _Closed(m.CLOSE_FORBIDDEN, "key lacks wire:connect")
+        if why == RESCOPED and self.inbox.scopes is not None:  # drop what the key may no longer read
+            self.grant = self.session.grant = replace(self.grant, scopes=self.inbox.scopes)
+            for topic in sorted(self.current):
+                if (refused := topic_refusal(self.grant, topic)) is not None:
+                    self._detach(topic)
+                    self.session.topics.discard(topic)
+                    await self.error("not_entitled", refused[1], topic=topic)
+            await self.sessions.save(self.session)
         if why == "slow_consumer":
             await self.send(m.encode(m.WarningMessage(code="slow_consumer",
                                                       detail="Deltas arrived faster than this connection read them.")))
@@ -395,7 +411,8 @@ async def wire_socket(socket: WebSocket) -> None:
             await sessions.detach(session)
             raise _Closed(m.CLOSE_UNAVAILABLE, "live updates unavailable") from None
         conn = Connection(socket, fanout, session, sessions, counted)
-        live.enter(conn.inbox)  # a stopping process closes it with 4201 (resume elsewhere)
+        # a stopping process closes it with 4201 (resume elsewhere); a revoked key with 4001
+        live.enter(conn.inbox, grant.key_id, grant.scopes)
         await conn.hello()
         if isinstance(first, m.Resume):
             await conn.resume_topics(first.last_seq)

@@ -15,6 +15,7 @@ live again, a final game and its markets settled). A comment pings every 20 seco
 
 import asyncio
 import time
+from dataclasses import replace
 from datetime import timedelta
 from typing import Annotated, AsyncIterator
 
@@ -29,13 +30,14 @@ from api.access.middleware import service_for
 from api.openapi import problem_responses
 from api.problems import ProblemError, bounded
 from api.wire_serving import (
-    DRAIN_NOTICE_SECONDS, SERVED_KINDS, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
+    DRAIN_NOTICE_SECONDS, SERVED_KINDS, WIRE_SCOPE, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
     fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import sse
 from wire.messages import Feed
-from wire.fanout import STOPPING, Delta, DeltaFanout, Subscription
+from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, Delta, DeltaFanout, Subscription
 from wire.feed import FeedBook
+from wire.tickets import TicketGrant
 from wire.recent import next_step
 from wire.topics import topic_error
 
@@ -51,7 +53,7 @@ def _feed_event(feed: Feed) -> bytes:
 
 async def _events(
     request: Request, fanout: DeltaFanout, sub: Subscription, first: Snapshot,
-    resumed: tuple[int, list[Delta]] | None, counted,
+    resumed: tuple[int, list[Delta]] | None, counted, grant: TicketGrant,
 ) -> AsyncIterator[bytes]:
     settings = request.app.state.settings
     started = time.monotonic()
@@ -60,7 +62,8 @@ async def _events(
     drained = False
     pool = request.app.state.app_state.pool
     live = live_connections(request.app.state.app_state)
-    live.enter(sub.inbox)  # a stopping process ends the stream with a drain (reconnect, Last-Event-ID)
+    # a stopping process ends the stream with a drain (reconnect, Last-Event-ID); a revoked key with an error
+    live.enter(sub.inbox, grant.key_id, grant.scopes)
     feeds = FeedBook()  # what the topic's expected latency and liveness were last said to be
     try:
         if resumed is None:
@@ -117,6 +120,17 @@ async def _events(
             if why == STOPPING:
                 yield sse.event(encode({"deadline_at": utc_now()}), name="drain")
                 return
+            if why == REVOKED:
+                yield _problem_event("unauthenticated", "The key that opened this stream was revoked.")
+                return
+            if why == FORBIDDEN:
+                yield _problem_event("insufficient_scope", f"The key that opened this stream lost '{WIRE_SCOPE}'.")
+                return
+            if why == RESCOPED and sub.inbox.scopes is not None:
+                refused = topic_refusal(replace(grant, scopes=sub.inbox.scopes), sub.topic)
+                if refused is not None:
+                    yield _problem_event("insufficient_scope" if refused[0] else "not_entitled", refused[1])
+                    return
             if why == "slow_consumer":
                 yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
                                                                           "snapshot follows."}), name="warning")
@@ -201,7 +215,7 @@ async def stream_topic(
         count_out(*counted)
         raise
     return Stream(
-        _events(request, fanout, sub, first, resumed, counted),
+        _events(request, fanout, sub, first, resumed, counted, grant),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )

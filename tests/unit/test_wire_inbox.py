@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from api.wire_serving import LiveConnections
+from api.wire_live import LiveConnections
 from wire.fanout import STOPPING, Delta, Inbox
 
 
