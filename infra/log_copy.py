@@ -58,6 +58,7 @@ def _options() -> Options:
 
 
 def _damaged(path: Path, what: str) -> LogCopyError:
+    what = " ".join(what.replace("Corruption: Corruption:", "Corruption:").split()).rstrip(". ")
     return LogCopyError(
         f"the log kept in {path} is damaged: {what}. Restore {path} from a backup, or run "
         f"`svc log reset --data-dir {path.parent}` to move it aside and start an empty log "

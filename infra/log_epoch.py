@@ -1,7 +1,7 @@
 """The log epoch: a random ID written as the first record of the control topic.
 
-The embedded broker keeps its log in memory, so a new broker starts every topic at offset 0
-while Postgres still holds read models and tracking rows of the old log. Whatever was derived
+A log can be new while Postgres still holds read models and tracking rows of an old one (an
+external Kafka's topics recreated; the embedded stack's kept log reset with `svc log reset`). Whatever was derived
 from a log records its epoch; a different epoch means: derived state is stale, rebuild.
 The first record wins, so concurrent starters agree.
 """

@@ -24,6 +24,7 @@ from typing import Callable
 import structlog
 
 from infra.log_copy import LogCopy, LogCopyError
+from infra.log_guard import check_read_models
 from infra.db import connect, wait_for_database
 from infra.migrate import migrate
 from infra.net import free_port, port_answers, split_address
@@ -244,6 +245,8 @@ class Supervisor:
         log.info("migrated", applied=len(applied))
         ready = _with(self.settings, kafka_bootstrap=self.broker_address, database_url=self.database_url)
         await ensure_topics(ready)
+        if "broker" in self.children:
+            await check_read_models(ready)  # the restored log holds what the read models were built from
 
     # ---- main loop ---------------------------------------------------------------------------
 

@@ -78,6 +78,9 @@ def test_stop_and_start_keeps_the_log_and_the_read_models(tmp_path):
         assert after["log"] == before["log"]
         assert after["games"] == before["games"]
         assert after["export"] == before["export"]
+        code, report = stack.svc_json("doctor")  # where the log is kept, records per topic
+        assert report["log"]["ok"] is True and report["log"]["address"] == str(data_dir.resolve() / "log")
+        assert report["log"]["records"] == after["log"]
         verify = stack.svc("projections", "verify", timeout=300)
         assert verify.returncode == 0 and verify.stdout.strip() == "identical", verify.stdout + verify.stderr
         # the same log epoch: the projector resumed (no rebuild) and ingest knows what it appended
@@ -149,3 +152,36 @@ def test_acknowledged_events_survive_sigkill_of_the_broker_and_of_the_whole_stac
         assert verify.returncode == 0 and verify.stdout.strip() == "identical", verify.stdout + verify.stderr
     finally:
         assert stack.stop() == 0, stack.log_text()
+
+
+def up_refuses(data_dir, timeout: float = 120) -> str:
+    stack = Stack(data_dir)
+    try:
+        code = stack.proc.wait(timeout)
+    finally:
+        stack.stop()
+    assert code != 0
+    assert processes_of(data_dir) == []
+    return (data_dir.parent / f"{data_dir.name}-up.log").read_text(errors="replace")
+
+
+def test_up_refuses_a_data_dir_from_before_the_kept_log_and_a_damaged_copy(tmp_path):
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / "stack.json").write_text('{"kafka_bootstrap": "127.0.0.1:1", "embedded": {"broker": true}}')
+    text = up_refuses(older)
+    assert "ran before its log was kept on disk (older layout" in text and f"svc log reset --data-dir {older}" in text
+    assert not (older / "log").exists() and not (older / "pg").exists()  # nothing started, nothing made
+
+    from tests.integration.test_log_keeper import TOPIC, kept
+
+    damaged = tmp_path / "damaged"
+    kept(damaged)
+    from rocksdict import Options, Rdict
+
+    db = Rdict(str(damaged / "log"), Options(raw_mode=True))
+    db.delete([k for k in db.keys() if k.startswith(b"b")][3])
+    db.close()
+    text = up_refuses(damaged)
+    assert f"broker: the log kept in {damaged / 'log'} is damaged: {TOPIC}[0] jumps from offset 12 to 16" in text
+    assert f"svc log reset --data-dir {damaged}" in text
