@@ -11,7 +11,7 @@ quietly from the shorter log. Stop instead, and say so.
 from __future__ import annotations
 
 from infra.db import connect
-from infra.log_copy import log_dir
+from infra.log_copy import LogCopy, log_dir
 from infra.log_epoch import read_epoch
 from infra.settings import Settings
 from schemas.datasets import DATASETS, pg_schema
@@ -19,22 +19,21 @@ from schemas.datasets import DATASETS, pg_schema
 
 async def check_read_models(settings: Settings) -> None:
     """Raise SystemExit naming the first partition the kept log lost records of."""
-    from projections.log_ends import log_end_offsets
-    from projections.pg_state import read_tracking
-
+    copy = LogCopy.open(settings.data_dir, read_only=True)
+    try:
+        ends = copy.ends()
+    finally:
+        copy.close()
     conn = await connect(settings.require_database())
     try:
         for dataset in DATASETS:
             schema = pg_schema(dataset)
             meta = await conn.fetchrow(f'SELECT epoch FROM "{schema}".projection_meta WHERE id = 1')
-            if meta is None or not meta["epoch"]:
-                continue
-            epoch = await read_epoch(settings, dataset)
-            if epoch != meta["epoch"]:
-                continue  # another log (after `svc log reset`): the projector rebuilds from it
-            tracking = {tp: offset for tp, (offset, e) in (await read_tracking(conn, schema)).items() if e == epoch}
-            ends = await log_end_offsets(settings, sorted({t for t, _ in tracking}))
-            for (topic, partition), offset in sorted(tracking.items()):
+            if meta is None or not meta["epoch"] or await read_epoch(settings, dataset) != meta["epoch"]:
+                continue  # nothing built yet, or another log (after `svc log reset`): the projector rebuilds
+            rows = await conn.fetch(f'SELECT topic, partition, last_offset FROM "{schema}".tracking '
+                                    "WHERE epoch = $1 ORDER BY topic, partition", meta["epoch"])
+            for topic, partition, offset in rows:
                 end = ends.get((topic, partition), 0)
                 if offset >= end:
                     raise SystemExit(_lost(settings, f"{topic}[{partition}] ends at offset {end} but the "
