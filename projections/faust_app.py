@@ -72,6 +72,9 @@ def build_app(
         topic_disable_leader=True,
         topic_allow_declare=False,
         store="memory://",
+        # faust keeps a folder of its own (default: `<app id>-data` in the working directory,
+        # which left one per test run in the repository root): under the stack's data dir
+        datadir=str(settings.data_dir / "projector"),
         broker_session_timeout=6,
         broker_heartbeat_interval=1,
         broker_rebalance_timeout=6,

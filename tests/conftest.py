@@ -26,14 +26,31 @@ from infra.topics import ensure_topics
 from projections import compiled
 
 SESSION_TAG = secrets.token_hex(3)
+_FOLDERS = pytest.StashKey[set]()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _data_folders() -> set[str]:
+    return {p.name for p in ROOT.iterdir() if p.is_dir() and p.name.endswith("-data")}
 
 
 def pytest_sessionstart(session) -> None:
+    session.config.stash[_FOLDERS] = _data_folders()
     # a compiled module (setup.py) shadows its source: never test old code after an edit
     stale = compiled.stale()
     if stale:
         pytest.exit(f"compiled modules are older than their sources ({', '.join(stale)}): run `make venv` "
                     "(`make test` does it for you)", returncode=1)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    # state of the projector (faust) belongs under the stack's data dir, never in the checkout
+    left = _data_folders() - session.config.stash.get(_FOLDERS, set())
+    if left:
+        print(f"\ntests left data folders in the repository root: {sorted(left)}")
+        session.exitstatus = 1
 
 
 def with_database(url: str, name: str) -> str:
