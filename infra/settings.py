@@ -57,6 +57,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     restart_backoff_max: Annotated[float, msgspec.Meta(ge=1)] = 30.0
     log_level: str = "info"
     log_json: bool | None = None  # None: JSON when stderr is not a TTY
+    # `svc up`'s child logs (<data-dir>/logs/<child>.log): rotated at this size (0: never), this
+    # many rotated files kept (<child>.log.1 newest); at most (backups + 1) x size per child
+    log_max_bytes: Annotated[int, msgspec.Meta(ge=0)] = 10 * 1024 * 1024
+    log_backups: Annotated[int, msgspec.Meta(ge=0)] = 5
     docs_url: str = "https://docs.svc.dev"
     # HMAC secret for API-key hashes; generated into the data dir when unset
     key_secret: str | None = None
@@ -128,6 +132,8 @@ ENV_VARS: dict[str, str] = {
     "SVC_RESTART_BACKOFF_MAX": "restart_backoff_max",
     "SVC_LOG_LEVEL": "log_level",
     "SVC_LOG_JSON": "log_json",
+    "SVC_LOG_MAX_BYTES": "log_max_bytes",
+    "SVC_LOG_BACKUPS": "log_backups",
     "SVC_DOCS_URL": "docs_url",
     "SVC_KEY_SECRET": "key_secret",
     "SVC_TRUSTED_PROXIES": "trusted_proxies",

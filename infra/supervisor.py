@@ -2,8 +2,9 @@
 
 Children: the tansu broker (unless KAFKA_BOOTSTRAP), PostgreSQL (unless DATABASE_URL), the
 projector, the API and, with sample data, a one-shot sample loader and the sandbox player.
-Each child gets a pid file under `<data-dir>/run/` and a log under `<data-dir>/logs/`; a child
-that dies is restarted with exponential backoff and the reason is logged. Every child runs in
+Each child gets a pid file under `<data-dir>/run/` and a log under `<data-dir>/logs/`, rotated
+by size (infra/child_logs.py); a child that dies is restarted with exponential backoff and the
+reason is logged. Every child runs in
 its own process group (and dies with the supervisor via PDEATHSIG), so shutdown leaves nothing
 behind.
 """
@@ -23,6 +24,7 @@ from typing import Callable
 
 import structlog
 
+from infra.child_logs import ChildLog
 from infra.log_copy import LogCopy, LogCopyError
 from infra.log_guard import check_read_models
 from infra.db import connect, wait_for_database
@@ -66,6 +68,7 @@ class Child:
     next_start: float = 0.0
     started_at: float = 0.0
     log_file: Path | None = None
+    log: ChildLog | None = None
     pid_file: Path | None = None
     on_exit: list[str] = field(default_factory=list)
 
@@ -160,12 +163,13 @@ class Supervisor:
     # ---- child lifecycle ---------------------------------------------------------------------
 
     def _start(self, child: Child) -> None:
-        out = open(child.log_file, "ab")
+        if child.log is None:
+            child.log = ChildLog(child.log_file, self.settings.log_max_bytes, self.settings.log_backups)
         child.proc = subprocess.Popen(
-            child.argv, env=child.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            child.argv, env=child.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             user=child.user, start_new_session=True, preexec_fn=_die_with_parent, cwd=os.getcwd(),
         )
-        out.close()
+        child.log.attach(child.proc.stdout)
         child.started_at = time.monotonic()
         child.pid_file.write_text(f"{child.proc.pid}\n")
         log.info("started", child=child.name, pid=child.proc.pid, log=str(child.log_file))
@@ -230,6 +234,8 @@ class Supervisor:
                 return
             child = self.children.get(name)
             if child is not None and not child.running:
+                if child.log is not None:
+                    child.log.drain()
                 raise SystemExit(_last_words(child) or f"{name} exited while starting; see {child.log_file}")
             time.sleep(0.1)
         raise SystemExit(f"{name} did not become ready within {timeout}s")
@@ -303,6 +309,9 @@ class Supervisor:
         for name in order:
             if name in self.children:
                 self._stop(self.children[name])
+        for child in self.children.values():
+            if child.log is not None:
+                child.log.close()
         (self.run_dir / "supervisor.pid").unlink(missing_ok=True)
         log.info("all stopped")
 
