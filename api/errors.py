@@ -9,6 +9,8 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, MethodNotAllowedException, NotFoundException, ValidationException
 
+from api.access.headers import www_authenticate
+from api.access.keys import bearer_token
 from api.problems import CODE_BY_STATUS, ECHO_MAX, PROBLEM_MEDIA_TYPE, ProblemError, bounded, build_problem
 
 log = structlog.get_logger("api.errors")
@@ -43,12 +45,23 @@ def problem_response(
         code, detail, param=param, request_id=request_id_of(request), docs_url=docs_url_of(request),
         retryable=retryable,
     )
+    headers = dict(headers or {})
+    if not any(k.lower() == "www-authenticate" for k in headers):
+        challenge = www_authenticate(code, param, _credential_sent(request))
+        if challenge is not None:
+            headers["WWW-Authenticate"] = challenge
     return Response(
         content=msgspec.json.encode(problem),
         status_code=problem.status,
         media_type=PROBLEM_MEDIA_TYPE,
-        headers=headers or {},
+        headers=headers,
     )
+
+
+def _credential_sent(request: Request) -> bool:
+    """Whether the request carried a credential: a bearer key, or a stream's ticket."""
+    # another scheme (Basic) counts as none (RFC 6750 3.1)
+    return bearer_token(request.headers.get("authorization")) is not None or "ticket" in request.query_params
 
 
 def _on_problem(request: Request, exc: ProblemError) -> Response:
@@ -113,9 +126,14 @@ def _on_not_found(request: Request, exc: NotFoundException) -> Response:
 
 def _on_method(request: Request, exc: MethodNotAllowedException) -> Response:
     allow = (exc.headers or {}).get("allow", "")
+    methods = [m.strip() for m in allow.split(",") if m.strip()]
+    if "GET" in methods and "HEAD" not in methods:  # the front door answers HEAD wherever GET is
+        methods.append("HEAD")
+    allow = ", ".join(methods)
+    method = "HEAD" if request.scope.get("state", {}).get("head") else request.method
     return problem_response(
         request, "method_not_allowed",
-        f"{bounded(request.method, 20)} is not allowed on {bounded(request.url.path)}. Allowed: {allow}.",
+        f"{bounded(method, 20)} is not allowed on {bounded(request.url.path)}. Allowed: {allow}.",
         headers={"Allow": allow},
     )
 

@@ -1,5 +1,7 @@
 """The front door: an ASGI layer around the whole app, before routing.
 
+A HEAD request is answered as its GET without the body (RFC 9110 9.3.2), for every GET route.
+
 Every HTTP response gets `Request-Id`, `Api-Version` and `Client-Request-Id`; a credential in
 the URL or an unsupported `Api-Version` is refused before any route (or 404) is reached; one
 access-log line per request (when the log level takes it), which never contains the query
@@ -70,6 +72,30 @@ def credential_in_url(path: str, query: bytes) -> str | None:
     return None
 
 
+def head_only(send, receive):
+    """`send` and `receive` for a HEAD answered as GET: the response's status and headers
+    (`Content-Length` included) as GET would send them, then an empty body at once. A streaming
+    response (SSE) ends there too: after the head is sent, `receive` says the client has gone."""
+    sent = False
+
+    async def send_head(message) -> None:
+        nonlocal sent
+        kind = message["type"]
+        if kind == "http.response.start":
+            await send(message)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            sent = True
+        elif kind != "http.response.body" or not sent:
+            await send(message)
+
+    async def receive_head():
+        if sent:
+            return {"type": "http.disconnect"}
+        return await receive()
+
+    return send_head, receive_head
+
+
 class FrontDoor:
     def __init__(self, app: Any, docs_url: str) -> None:
         self.app = app
@@ -122,6 +148,11 @@ class FrontDoor:
             (b"client-request-id", client_request_id.encode("latin-1") if client_request_id else b""),
         ]
         status = 0
+        method = scope["method"]
+        if method == "HEAD":  # answered as GET without its body (RFC 9110 9.3.2); see head_only
+            scope["method"] = "GET"
+            state["head"] = True
+            send, receive = head_only(send, receive)
 
         async def send_with_headers(message) -> None:
             nonlocal status
@@ -144,13 +175,13 @@ class FrontDoor:
             seconds = time.perf_counter() - started
             metrics.finished()
             if path != "/metrics":
-                metrics.observe(scope["method"], scope.get("path_template"), status, seconds)
+                metrics.observe(method, scope.get("path_template"), status, seconds)
             if self._log is None:
                 self._log = log.bind()
             if self._log.is_enabled_for(logging.INFO):
                 self._log.info(
                     "request",
-                    method=scope["method"],
+                    method=method,
                     # never the query string, nor a path that carries a credential
                     path="[redacted]" if refusal is not None and refusal[2] == "path" else path,
                     status=status,

@@ -116,3 +116,20 @@ def access_fields(plan: str, rate: RateState, credits: CreditState | None) -> li
         (b"x-credits-remaining", str(credits.remaining).encode()),
         (b"x-credits-last", str(credits.last).encode()),
     ]
+
+
+REALM = "svc"
+
+
+def www_authenticate(code: str, param: str | None, credential_sent: bool) -> str | None:
+    """The `WWW-Authenticate` challenge of an access refusal (RFC 9110 11.6.1: every 401 carries
+    one; RFC 6750 3: the Bearer scheme's). No error code when no credential was sent (RFC 6750
+    3.1 says so), `invalid_token` for one that was refused, `insufficient_scope` naming the
+    scope on a 403 for a missing scope. None: the refusal is not about credentials."""
+    if code == "unauthenticated":
+        if not credential_sent:
+            return f'Bearer realm="{REALM}"'
+        return f'Bearer realm="{REALM}", error="invalid_token"'
+    if code == "insufficient_scope" and param:
+        return f'Bearer realm="{REALM}", error="insufficient_scope", scope={_sf_string(param)}'
+    return None

@@ -1,0 +1,151 @@
+"""HTTP details a client library relies on, on the served app and the real database: the
+challenge on every 401 (RFC 9110 11.6.1, RFC 6750 3), HEAD wherever GET is (RFC 9110 9.3.2)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import asyncpg
+import pytest
+from litestar.routes import HTTPRoute
+from litestar.testing import AsyncTestClient
+
+from api.access.store import create_key
+from api.app import create_app
+from schemas.datasets import pg_schema
+from tests.support.api_fixtures import *  # noqa: F403
+from tests.support.api_fixtures import KEY_SECRET
+
+_PATH_PARAM = re.compile(r"\{([a-z_]+)(:[a-z]+)?\}")
+# routes whose body changes from one call to the next (counters, the caller's credits)
+CHANGING = {"/metrics", "/v1/status"}
+
+
+@pytest.fixture(scope="module")
+async def served(api_settings):
+    app = create_app(api_settings)
+    async with AsyncTestClient(app=app) as c:
+        yield c, app
+
+
+@pytest.fixture(scope="module")
+async def path_values(api, api_db) -> dict[str, str]:
+    game = (await api.get("/v1/games", params={"limit": 1})).json()["data"][0]["id"]
+    market = (await api.get("/v1/markets", params={"game_id": game})).json()["data"][0]["id"]
+    card = (await api.get("/v1/formulas")).json()["data"][0]["id"]
+    conn = await asyncpg.connect(api_db)
+    try:
+        player = await conn.fetchval(f'SELECT id FROM "{pg_schema("live")}".players ORDER BY id LIMIT 1')
+    finally:
+        await conn.close()
+    return {"game_id": game, "market_id": market, "player_id": player, "card_id": card,
+            "topic": f"game:{game}", "path": "openapi.yaml"}
+
+
+def routes_with(app, method: str) -> list[str]:
+    return [r.path for r in app.app.routes if isinstance(r, HTTPRoute) and method in r.methods]
+
+
+# --- WWW-Authenticate ---------------------------------------------------------------------------
+
+async def test_every_401_carries_a_bearer_challenge(served, api_keys):
+    c, app = served
+    # no credential: the challenge without an error code (RFC 6750 3.1)
+    r = await c.post("/v1/wire/tickets", json={})
+    assert r.status_code == 401 and r.json()["code"] == "unauthenticated"
+    assert r.headers["www-authenticate"] == 'Bearer realm="svc"'
+    r = await c.get("/v1/stream/game:gm_00000000000000000000")
+    assert r.status_code == 401 and r.headers["www-authenticate"] == 'Bearer realm="svc"'
+    # another scheme is no bearer credential at all
+    r = await c.get("/v1/games", headers={"Authorization": "Basic dXNlcjpwYXNz"})
+    assert r.status_code == 401 and r.headers["www-authenticate"] == 'Bearer realm="svc"'
+    # a credential that was refused
+    bad = {"Authorization": "Bearer svc_live_notakey0000000000000000000000"}
+    for path in ("/v1/games", "/v1/status", "/v1/sports"):
+        r = await c.get(path, headers=bad)
+        assert r.status_code == 401, (path, r.text)
+        assert r.headers["www-authenticate"] == 'Bearer realm="svc", error="invalid_token"'
+    r = await c.get("/v1/stream/game:gm_00000000000000000000", params={"ticket": "wtkt_5m1x8c3v7b2n9q4r6t0w"})
+    assert r.status_code == 401 and r.headers["www-authenticate"] == 'Bearer realm="svc", error="invalid_token"'
+    # every route: whatever answers 401 says how to authenticate; nothing else does
+    for path in routes_with(app, "GET"):
+        r = await c.get(_PATH_PARAM.sub("x", path), headers=bad)
+        assert (r.status_code == 401) == ("www-authenticate" in r.headers), (path, r.status_code)
+    for path in routes_with(app, "POST"):
+        r = await c.post(_PATH_PARAM.sub("x", path), json={}, headers=bad)
+        assert (r.status_code == 401) == ("www-authenticate" in r.headers), (path, r.status_code)
+
+
+async def test_a_missing_scope_names_it_in_the_challenge(served, api_db):
+    c, _ = served
+    conn = await asyncpg.connect(api_db)
+    try:
+        key, _ = await create_key(conn, KEY_SECRET.encode(), account="scopeless", plan="free",
+                                  scopes={"read:reference"}, mode="live")
+    finally:
+        await conn.close()
+    r = await c.get("/v1/games", headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 403 and (r.json()["code"], r.json()["param"]) == ("insufficient_scope", "read:odds")
+    assert r.headers["www-authenticate"] == 'Bearer realm="svc", error="insufficient_scope", scope="read:odds"'
+    ok = await c.get("/v1/sports", headers={"Authorization": f"Bearer {key}"})
+    assert ok.status_code == 200 and "www-authenticate" not in ok.headers
+
+
+# --- HEAD ---------------------------------------------------------------------------------------
+
+async def test_head_answers_every_get_route_like_get_without_a_body(api, served, path_values):
+    c, app = served
+    c.headers["Authorization"] = api.headers["Authorization"]
+    paths = routes_with(app, "GET")
+    assert len(paths) >= 20
+    for template in paths:
+        path = _PATH_PARAM.sub(lambda m: path_values[m.group(1)], template)
+        params = {"game_id": path_values["game_id"]} if template == "/v1/markets" else (
+            {"q": "chiefs"} if template == "/v1/search" else {})
+        got = await c.get(path, params=params)
+        head = await c.head(path, params=params)
+        assert head.status_code == got.status_code, (template, head.status_code, got.status_code)
+        assert head.content == b"", template
+        assert head.headers.get("content-type") == got.headers.get("content-type"), template
+        for name in ("api-version", "request-id", "client-request-id"):
+            assert name in head.headers, (template, name)
+        if "content-length" in got.headers:
+            if template in CHANGING:
+                assert int(head.headers["content-length"]) > 0, template
+            else:
+                assert head.headers["content-length"] == got.headers["content-length"] == str(len(got.content)), template
+    # the read routes answered, not just their errors
+    for template in ("/v1/games", "/v1/games/{game_id:str}", "/v1/markets/{market_id:str}", "/v1/players/{player_id:str}"):
+        path = _PATH_PARAM.sub(lambda m: path_values[m.group(1)], template)
+        assert (await c.head(path)).status_code == 200, template
+    del c.headers["Authorization"]
+
+
+async def test_head_where_there_is_no_get_is_405_and_allow_lists_head_with_get(served):
+    c, _ = served
+    r = await c.head("/v1/wire/tickets")
+    assert r.status_code == 405 and r.content == b""
+    assert "HEAD" not in r.headers["allow"] and "POST" in r.headers["allow"]
+    r = await c.post("/v1/games", json={})
+    assert r.status_code == 405 and r.json()["code"] == "method_not_allowed"
+    allowed = {m.strip() for m in r.headers["allow"].split(",")}
+    assert {"GET", "HEAD"} <= allowed and "HEAD" in r.json()["detail"]
+
+
+async def test_head_on_a_stream_answers_its_head_and_ends_on_the_served_app(settings, topics, tmp_path):
+    """On granian with the Wire running: HEAD on a stream with a valid ticket gets the stream's
+    status and headers and ends at once (nothing hangs), and its connection is counted out."""
+    from tests.integration.wire_support import all_counted_out, wire_stack
+    from tests.support import projection_events as ev
+
+    games = ev.schedule(1)
+    topic = f"market:{ev.market_id(games[0].game_id, 'game', 'h2h', 'full', None)}"
+    async with wire_stack(settings, tmp_path, [*games, *ev.season_quotes(games, ("dk", "fd"), 1, seed=5)]) as (c, key, _):
+        minted = await c.post("/v1/wire/tickets", json={"transport": "sse", "topics": [topic]},
+                              headers={"Authorization": f"Bearer {key}"})
+        assert minted.status_code == 201, minted.text
+        r = await asyncio.wait_for(c.head(f"/v1/stream/{topic}", params={"ticket": minted.json()["ticket"]}), 10)
+        assert r.status_code == 200 and r.content == b""
+        assert r.headers["content-type"].startswith("text/event-stream")
+        await all_counted_out(settings)
