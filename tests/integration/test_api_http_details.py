@@ -34,12 +34,13 @@ async def path_values(api, api_db) -> dict[str, str]:
     game = (await api.get("/v1/games", params={"limit": 1})).json()["data"][0]["id"]
     market = (await api.get("/v1/markets", params={"game_id": game})).json()["data"][0]["id"]
     card = (await api.get("/v1/formulas")).json()["data"][0]["id"]
+    topic_id = (await api.get("/v1/reference", params={"kind": "help"})).json()["data"][0]["id"]
     conn = await asyncpg.connect(api_db)
     try:
         player = await conn.fetchval(f'SELECT id FROM "{pg_schema("live")}".players ORDER BY id LIMIT 1')
     finally:
         await conn.close()
-    return {"game_id": game, "market_id": market, "player_id": player, "card_id": card,
+    return {"game_id": game, "market_id": market, "player_id": player, "card_id": card, "topic_id": topic_id,
             "topic": f"game:{game}", "path": "openapi.yaml"}
 
 
