@@ -11,10 +11,9 @@ import msgspec
 from litestar import Request
 
 from api.problems import ProblemError
+from schemas.cost_line import RG_LINE  # noqa: F401  (re-exported: every route's cost line)
 from schemas.datasets import Dataset, pg_schema
 
-# the cost line on anything touching wagering (spec 1); a client must display it with the value
-RG_LINE = "21+ only. Gambling problem? Call or text 1-800-GAMBLER."
 
 _cursor_encoder = msgspec.msgpack.Encoder()
 _cursor_decoder = msgspec.msgpack.Decoder()

@@ -95,7 +95,7 @@ def test_values_match_hand_computation():
 def test_table_output_shows_formula_and_rg_line():
     result = run("devig", "--odds", "2.7", "2.3", "4.4", "--method", "odds_ratio")
     assert result.exit_code == 0
-    assert "devig.odds_ratio@1" in result.stdout and "1-800-GAMBLER" in result.stdout
+    assert "devig.odds_ratio@1" in result.stdout and "1-800-MY-RESET" in result.stdout
 
 
 def test_the_installed_command_accepts_american_odds():
