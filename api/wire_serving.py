@@ -26,6 +26,7 @@ from api.wire_live import WIRE_SCOPE, live_connections  # noqa: F401 (the routes
 from wire.fanout import Delta, DeltaFanout
 from wire.feed import FeedBook, Fresh
 from wire.limits import OpenConnections
+from wire.presence import Presence
 from wire.messages import Feed
 from wire.snapshots import freshness, game_snapshot, market_snapshot
 from wire.tickets import TicketGrant, redeem_ticket
@@ -34,6 +35,7 @@ log = structlog.get_logger("api.wire")
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
 SERVED_KINDS = ("game", "market")
 DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
+PRESENCE_WAIT_SECONDS = 5.0  # the first Wire connection of a process waits this long for its presence lock
 STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire connections to close
 encode = msgspec.json.Encoder(decimal_format="number").encode
 
@@ -59,17 +61,31 @@ async def fanout_of(app_state: Any) -> DeltaFanout:
     return fanout
 
 
+async def process_number(app_state: Any) -> int:
+    """This process's number on the Wire (`wire.presence`), once its presence lock is held."""
+    if not app_state.settings.database_url:
+        raise _unavailable("Wire connections are")
+    presence = app_state.extras.get("presence")
+    if presence is None:
+        presence = app_state.extras["presence"] = Presence(app_state.settings.database_url)
+    if not presence.ready and not await presence.start(PRESENCE_WAIT_SECONDS):
+        raise _unavailable("Wire connections are")
+    return presence.number
+
+
 async def count_in(app_state: Any, address: str, grant: TicketGrant) -> tuple[OpenConnections, str]:
     """Count a new connection of `address` and the grant's account in, across API processes; 429
     past the per-address or the plan's limit. Returns the registry and the connection's ID."""
     if app_state.pool is None:
         raise _unavailable("Wire connections are")
+    process = await process_number(app_state)
     connections = app_state.extras.get("open_connections")
-    if connections is None:  # a row unrefreshed for three pings belongs to a process that died
+    if connections is None:  # a row unrefreshed for three pings was never counted out
         stale = 3 * app_state.settings.wire_ping_seconds + 5
         connections = app_state.extras["open_connections"] = OpenConnections(app_state.pool, stale)
     try:
-        connection_id, refused = await connections.open(address, grant.account_id, PLANS[grant.plan].wire_connections)
+        connection_id, refused = await connections.open(address, grant.account_id,
+                                                        PLANS[grant.plan].wire_connections, process)
     except DB_ERRORS:
         raise _unavailable("Wire connections are") from None
     if refused is not None:

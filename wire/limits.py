@@ -1,6 +1,8 @@
 """Open Wire connections per address and per account (spec 8), counted in Postgres so every
-API process sees the same numbers. A connection refreshes its row with each ping; a row not
-refreshed for `stale_seconds` (its process died) no longer counts.
+API process sees the same numbers. Each row names the process that holds it (`wire.presence`):
+rows of a process that died stop counting as soon as Postgres notices its connection is gone
+(at once for a killed process). A connection also refreshes its row with each ping; a row not
+refreshed for `stale_seconds` (a close never counted out) no longer counts either.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from datetime import datetime, timedelta, timezone
 
 import asyncpg
 
+from wire.presence import alive
+
 PER_ADDRESS = 5  # open connections per address, whatever the plan
 
 
@@ -18,7 +22,8 @@ class OpenConnections:
         self._pool = pool
         self._stale = timedelta(seconds=stale_seconds)
 
-    async def open(self, address: str, account: str, account_limit: int, now: datetime | None = None) -> tuple[str | None, str | None]:
+    async def open(self, address: str, account: str, account_limit: int, process: int | None = None,
+                   now: datetime | None = None) -> tuple[str | None, str | None]:
         """(connection ID, None) when counted in; (None, the limit it would break) otherwise.
         Advisory locks on the address, then the account, make check-and-insert atomic."""
         now = now or datetime.now(timezone.utc)
@@ -26,8 +31,11 @@ class OpenConnections:
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext('wire-address:' || $1))", address)
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext('wire-account:' || $1))", account)
-            await conn.execute("DELETE FROM access.wire_connections WHERE seen_at < $1 AND (address = $2 OR account_id = $3)",
-                               fresh, address, account)
+            await conn.execute(
+                "DELETE FROM access.wire_connections c WHERE (c.address = $2 OR c.account_id = $3) "
+                f"AND (c.seen_at < $1 OR (c.process IS NOT NULL AND NOT {alive('c.process')}))",
+                fresh, address, account,
+            )
             by_address, by_account = await conn.fetchrow(
                 "SELECT count(*) FILTER (WHERE address = $1), count(*) FILTER (WHERE account_id = $2) "
                 "FROM access.wire_connections WHERE address = $1 OR account_id = $2", address, account,
@@ -37,8 +45,8 @@ class OpenConnections:
             if by_account >= account_limit:
                 return None, f"at most {account_limit} open connections for this plan"
             connection_id = secrets.token_hex(12)
-            await conn.execute("INSERT INTO access.wire_connections (id, address, account_id, seen_at) "
-                               "VALUES ($1, $2, $3, $4)", connection_id, address, account, now)
+            await conn.execute("INSERT INTO access.wire_connections (id, address, account_id, seen_at, process) "
+                               "VALUES ($1, $2, $3, $4, $5)", connection_id, address, account, now, process)
         return connection_id, None
 
     async def seen(self, connection_id: str) -> None:

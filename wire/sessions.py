@@ -2,7 +2,9 @@
 resume token and the last seq per topic), in Postgres so a resume may reach any API process.
 
 A session is held by one connection at a time; it is kept 120 seconds after its connection
-drops, and never past the connection lifetime. A resume with the current token takes the
+drops, and never past the connection lifetime. A connection whose process died (killed: no
+detach was written) dropped at that process's last heartbeat (`wire.presence`), at most a
+second before it died, so its session is kept 120 seconds from then. A resume with the current token takes the
 session over even before the old connection's drop was noticed (`holder` counts the takeovers,
 so a late detach by an earlier connection changes nothing). Every hello carries a new resume token; only
 its keyed hash is stored and the previous one stops working.
@@ -18,9 +20,20 @@ import asyncpg
 
 from api.access.keys import key_digest as token_digest  # the keyed hash keys and tickets use
 from schemas.ids import random_id
+from wire.presence import alive
 from wire.tickets import TicketGrant, standing_scopes
 
 RESUME_SECONDS = 120
+
+
+def _resumable(since: str) -> str:
+    """SQL: session `s` dropped no earlier than `since` (a parameter): detached since, or held by a
+    connection whose process is alive, or whose process's last heartbeat is since (it died then).
+    Sessions from before processes were recorded (no process) count as held."""
+    return (f"s.detached_at >= {since} OR (s.detached_at IS NULL AND (s.process IS NULL OR {alive('s.process')} "
+            f"OR (SELECT p.seen_at FROM access.wire_processes p WHERE p.id = s.process) >= {since}))")
+
+
 _COLUMNS = ("s.id, s.key_id, s.account_id, a.plan, s.mode, s.ticket_topics, s.topics, s.expires_at, s.holder, "
             "k.scopes")
 
@@ -48,18 +61,20 @@ class SessionStore:
         self._secret = secret
         self._resume = timedelta(seconds=resume_seconds)
 
-    async def open(self, grant: TicketGrant, lifetime_seconds: int, now: datetime | None = None) -> Session:
+    async def open(self, grant: TicketGrant, lifetime_seconds: int, process: int | None = None,
+                   now: datetime | None = None) -> Session:
         now = now or datetime.now(timezone.utc)
         session = Session(random_id("wire_session"), grant, now + timedelta(seconds=lifetime_seconds))
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(
-                "DELETE FROM access.wire_sessions WHERE expires_at < $1 OR detached_at < $2", now, now - self._resume
+                f"DELETE FROM access.wire_sessions s WHERE s.expires_at < $1 OR NOT ({_resumable('$2')})", now,
+                now - self._resume,
             )
             await conn.execute(
-                "INSERT INTO access.wire_sessions (id, key_id, account_id, plan, mode, ticket_topics, expires_at) "
-                "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO access.wire_sessions (id, key_id, account_id, plan, mode, ticket_topics, expires_at, "
+                "process) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 session.session_id, grant.key_id, grant.account_id, grant.plan, grant.mode,
-                None if grant.topics is None else list(grant.topics), session.expires_at,
+                None if grant.topics is None else list(grant.topics), session.expires_at, process,
             )
         return session
 
@@ -85,17 +100,19 @@ class SessionStore:
             await conn.execute("UPDATE access.wire_sessions SET detached_at = $2 WHERE id = $1 AND holder = $3",
                                session.session_id, now or datetime.now(timezone.utc), session.holder)
 
-    async def resume(self, session_id: str, token: str, now: datetime | None = None) -> Session | None:
+    async def resume(self, session_id: str, token: str, process: int | None = None,
+                     now: datetime | None = None) -> Session | None:
         """The session for this ID and current token, now held by the caller; None when unknown,
-        expired, detached over 120 s ago, its key revoked, or the token is not the current one.
+        expired, dropped over 120 s ago (detached, or its process dead since), its key revoked, or
+        the token is not the current one.
         Its grant carries the key's scopes and its account's plan as they stand now."""
         now = now or datetime.now(timezone.utc)
         async with self._pool.acquire() as conn:
             row = await conn.fetchrow(
-                f"UPDATE access.wire_sessions s SET detached_at = NULL, holder = s.holder + 1 "
+                f"UPDATE access.wire_sessions s SET detached_at = NULL, holder = s.holder + 1, process = $5 "
                 f"FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id "
-                f"WHERE s.id = $1 AND s.token_hash = $2 AND (s.detached_at IS NULL OR s.detached_at >= $3) "
+                f"WHERE s.id = $1 AND s.token_hash = $2 AND ({_resumable('$3')}) "
                 f"AND s.expires_at > $4 AND k.id = s.key_id AND k.revoked_at IS NULL RETURNING {_COLUMNS}",
-                session_id, token_digest(self._secret, token), now - self._resume, now,
+                session_id, token_digest(self._secret, token), now - self._resume, now, process,
             )
         return None if row is None else _session(row)

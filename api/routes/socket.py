@@ -31,7 +31,7 @@ from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
     DB_ERRORS, DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
-    live_connections, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
+    live_connections, process_number, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import messages as m
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Inbox, Subscription
@@ -385,7 +385,7 @@ async def wire_socket(socket: WebSocket) -> None:
         if sessions is None:
             raise _Closed(m.CLOSE_UNAVAILABLE, "no database")
         if isinstance(first, m.Resume):
-            session = await sessions.resume(first.session_id, first.resume_token)
+            session = await sessions.resume(first.session_id, first.resume_token, await process_number(app_state))
             if session is None:
                 await socket.send_data(m.encode(m.ResumeFailed(topics=sorted(first.last_seq))).decode())
                 raise _Closed(m.CLOSE_SESSION_EXPIRED, "session expired")
@@ -395,7 +395,7 @@ async def wire_socket(socket: WebSocket) -> None:
             except ProblemError as exc:
                 await socket.send_data(m.encode(m.ErrorMessage(code=exc.code, detail=exc.detail)).decode())
                 raise _Closed(_CLOSE_FOR.get(exc.code, m.CLOSE_UNAVAILABLE), exc.code) from None
-            session = await sessions.open(grant, app_state.settings.wire_max_seconds)
+            session = await sessions.open(grant, app_state.settings.wire_max_seconds, await process_number(app_state))
         grant = session.grant
         try:
             counted = await count_in(app_state, address, grant)

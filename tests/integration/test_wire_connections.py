@@ -1,13 +1,16 @@
 """Open Wire connections counted in Postgres: the same numbers for every API process, atomic
-under concurrency, and rows of a process that died stop counting once stale."""
+under concurrency; rows of a process that died stop counting at once, rows never counted out
+once stale."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import datetime, timedelta, timezone
 
 from infra.db import create_pool
 from wire.limits import PER_ADDRESS, OpenConnections
+from wire.presence import Presence
 
 
 async def test_limits_hold_across_processes_and_under_concurrency(database_url):
@@ -44,4 +47,30 @@ async def test_rows_not_refreshed_stop_counting(database_url):
         await registry.seen(live)
         assert (await registry.open("addr:b", "acct_z", 100))[0] is not None
     finally:
+        await pool.close()
+
+
+async def test_connections_of_a_process_that_dies_stop_counting_at_once(database_url):
+    """Each row names its process; a process killed outright loses its Postgres connection and so
+    its presence lock, and its rows stop counting at once (not after three missed pings)."""
+    pool = await create_pool(database_url, min_size=1, max_size=4)
+    dying, alive = Presence(database_url), Presence(database_url)
+    try:
+        assert await dying.start(10) and await alive.start(10)
+        registry = OpenConnections(pool, stale_seconds=65)  # 20 s pings: 3 pings + 5 s
+        held = [await registry.open(f"addr:{i}", "acct_k", 3, dying.number) for i in range(2)]
+        held.append(await registry.open("addr:9", "acct_k", 3, alive.number))
+        assert all(cid is not None for cid, _ in held)
+        assert (await registry.open("addr:7", "acct_k", 3, alive.number))[0] is None  # the plan's 3
+        killed_at = time.monotonic()
+        await dying.aclose()  # its connection closes, as the kernel closes a killed process's sockets
+        while (await registry.open("addr:7", "acct_k", 3, alive.number))[0] is None:  # Postgres notices
+            assert time.monotonic() - killed_at < 2, "a dead process's connections still count"
+            await asyncio.sleep(0.05)
+        # the live process's row still counts: one more place, not three
+        assert (await registry.open("addr:8", "acct_k", 3, alive.number))[0] is not None
+        assert (await registry.open("addr:6", "acct_k", 3, alive.number))[0] is None
+    finally:
+        await dying.aclose()
+        await alive.aclose()
         await pool.close()

@@ -10,6 +10,7 @@ import asyncpg
 from api.access.store import revoke_key
 from infra.db import create_pool
 from tests.integration.access_support import make_key
+from wire.presence import Presence
 from wire.sessions import SessionStore
 from wire.tickets import TicketGrant
 
@@ -73,4 +74,35 @@ async def test_a_session_ends_with_its_lifetime_or_its_key(settings):
             await conn.close()
         assert await store.resume(revoked.session_id, token, now=T0 + timedelta(seconds=1)) is None
     finally:
+        await pool.close()
+
+
+async def test_a_session_whose_process_died_is_kept_120_seconds_from_its_last_heartbeat(settings):
+    """A killed process never detaches its sessions: they are resumable for 120 s after its last
+    heartbeat (at most a second before it died), and not after."""
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    process, other = Presence(settings.database_url), Presence(settings.database_url)
+    try:
+        assert await process.start(10) and await other.start(10)
+        store = SessionStore(pool, b"s")
+        session = await store.open(await grant_of(settings), 86_400, process.number, now=T0)
+        token = await store.new_token(session)
+        # while its process lives, a held session may be taken over at any time
+        assert await store.resume(session.session_id, "wrong", other.number, now=T0 + timedelta(hours=1)) is None
+        await process.aclose()  # killed: no detach was written
+        conn = await asyncpg.connect(settings.database_url)
+        try:  # its last heartbeat, as the clock of this test has it
+            await conn.execute("UPDATE access.wire_processes SET seen_at = $2 WHERE id = $1", process.number, T0)
+        finally:
+            await conn.close()
+        assert await store.resume(session.session_id, token, other.number, now=T0 + timedelta(seconds=121)) is None
+        resumed = await store.resume(session.session_id, token, other.number, now=T0 + timedelta(seconds=119))
+        assert resumed is not None and resumed.holder == session.holder + 1
+        # now held by a live process: resumable with its new token however long it stays held
+        token = await store.new_token(resumed)
+        again = await store.resume(session.session_id, token, other.number, now=T0 + timedelta(seconds=600))
+        assert again is not None
+    finally:
+        await process.aclose()
+        await other.aclose()
         await pool.close()
