@@ -1,12 +1,15 @@
 """Consensus and no-vig per market line (the rules of the projection issue, in one place).
 
-Eligible books: non-exchange quotes that can price the line, of books not suspended, offering
-the line's usual outcomes (the outcome set most books quote) at the line's point, quoted within
-the window of the newest such quote (event time). Per book the no-vig probabilities; per outcome
-the median across books, renormalised to sum to 1; the median decimal price; hold =
-1 - 1 / sum(1 / consensus price); books = eligible books. A line quoted by one book is a
-consensus of one. Pure: no I/O, no wall clock; inputs are iterated in book order, so the same
-line state always gives the same floats.
+Eligible quotes: quotes that can price the line, of books that are neither exchanges nor DFS
+operators (`schemas.bookmakers`) and not suspended, outside exchange markets, offering the
+line's usual outcomes (the outcome set most books quote) at the line's point, quoted within the
+window of the newest such quote (event time). With at least MIN_BOOKS bookmakers among them:
+per book the no-vig probabilities; per outcome the median across books, renormalised to sum to
+1; the median decimal price; hold = 1 - 1 / sum(1 / consensus price); books = eligible
+bookmakers. With fewer, the line is served from a published line (a source that is not a
+bookmaker, such as nflverse) when one is eligible, else its values are not served at all: one
+bookmaker's price under another name is not a consensus. Pure: no I/O, no wall clock; inputs
+are iterated in book order, so the same line state always gives the same floats.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from typing import Iterable, Mapping, Sequence, cast
 from projections.odds.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import Suspension
+from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES
 
 EXCHANGE = "exchange"
+MIN_BOOKS = 2  # fewer bookmakers than this on a line: no consensus is served (one book's price is not one)
 OTHER_METHODS = tuple(m for m in METHODS if m != DEFAULT_METHOD)
 
 
@@ -66,7 +71,8 @@ def eligible_quotes(
     # one pass (this runs for every quote): the candidates, whether they all offer the same
     # outcomes, and the span of their quote times
     for q in books.values():
-        if q.odds is None or q.kind == EXCHANGE or (check and is_suspended(q, suspend_all, suspend_book)):
+        if (q.odds is None or q.kind == EXCHANGE or q.book in NOT_CONSENSUS_INPUTS
+                or (check and is_suspended(q, suspend_all, suspend_book))):
             continue
         ts = q.ts
         if not candidates:
@@ -108,11 +114,25 @@ def _median_probabilities(columns: Iterable[Sequence[float]], n: int) -> tuple[f
     return tuple(m / total for m in medians)
 
 
-def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
+def consensus_inputs(eligible: Sequence[BookQuote]) -> tuple[str, int, list[BookQuote]]:
+    """(basis, bookmakers, the quotes the line's values come from), from its eligible quotes:
+    at least MIN_BOOKS bookmakers make a consensus (published lines left out); fewer, the
+    published line(s) of a source that is not a bookmaker; else the one bookmaker, whose numbers
+    decide nothing but which line is main and are never shown."""
+    books = [q for q in eligible if q.book not in PUBLISHED_LINES]
+    if len(books) >= MIN_BOOKS:
+        return "consensus", len(books), books
+    if len(books) < len(eligible):
+        return "published_line", len(books), [q for q in eligible if q.book in PUBLISHED_LINES]
+    return "too_few_books", len(books), books
+
+
+def consensus(candidates: Sequence[BookQuote]) -> Consensus | None:
     """The line's consensus under the default devig method, or None without books."""
-    n = len(eligible)
-    if not n:
+    if not candidates:
         return None
+    basis, n_books, eligible = consensus_inputs(candidates)
+    n = len(eligible)
     # per outcome, the median across books (written out: this runs for every quote); the
     # arithmetic and its order are those of `median` and `_median_probabilities`
     mid = n // 2
@@ -138,7 +158,8 @@ def consensus(eligible: Sequence[BookQuote]) -> Consensus | None:
     fair = 1.0 / len(prices)
     # the outcomes themselves are built when a row or a delta shows them (`Consensus.outcomes`)
     newest = max([q.ts for q in eligible])
-    return Consensus(n, hold, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]), newest)
+    return Consensus(n_books, hold, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]),
+                     newest, basis)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -192,8 +213,9 @@ def other_methods(odds: Sequence[tuple[float, ...]]) -> dict[str, tuple[tuple[fl
 
 def pick_main(lines: Mapping[str, LineState], window_us: int) -> str | None:
     """The main line: among lines whose newest eligible quote is within the staleness window of
-    the market's newest (event time), the one quoted by the most books; ties: the newest quotes,
-    then closest to even, then the lower point. A stale line never decides, however many books
+    the market's newest (event time), a line whose values are served before one that is not,
+    then the one quoted by the most books; ties: the newest quotes, then closest to even, then
+    the lower point. A stale line never decides, however many books
     it had (a preseason quote against the closing line)."""
     newest = 0
     for line in lines.values():
@@ -207,7 +229,7 @@ def pick_main(lines: Mapping[str, LineState], window_us: int) -> str | None:
         c = line.consensus
         if c is None or c.newest < oldest_allowed:
             continue
-        rank = (-c.books, -c.newest, c.evenness, line.point if line.point is not None else 0, key)
+        rank = (not c.served, -c.books, -c.newest, c.evenness, line.point if line.point is not None else 0, key)
         if best is None or rank < best_rank:
             best, best_rank = key, rank
     return best

@@ -101,23 +101,25 @@ def market_header(m: MarketState | None) -> tuple | None:
 
 
 def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str, Any]:
+    served = consensus.served  # one bookmaker's numbers are never shown (docs/odds.md)
     return {
         "line_key": key,
         "point": number(point),
         "is_main": is_main,
         "books": consensus.books,
-        "hold": consensus.hold,
+        "hold": consensus.hold if served else None,
         "outcomes": [
             {
                 "selection": o.selection,
                 "name": o.name,
                 "participant_id": o.participant_id,
                 "point": number(o.point),
-                "price": consensus.prices[i],
-                "probability": {DEFAULT_METHOD: consensus.probabilities[i]},
+                "price": consensus.prices[i] if served else None,
+                "probability": {DEFAULT_METHOD: consensus.probabilities[i] if served else None},
             }
             for i, o in enumerate(consensus.names)
         ],
+        "basis": consensus.basis,
     }
 
 

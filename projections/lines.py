@@ -57,10 +57,10 @@ class Consensus:
     """A line's consensus under the default devig method, as deltas show it. Immutable by
     convention: once made it is never changed (deltas keep it past the fold)."""
 
-    FIELDS: ClassVar[tuple[str, ...]] = ("books", "hold", "outcomes", "evenness", "newest")
+    FIELDS: ClassVar[tuple[str, ...]] = ("books", "hold", "outcomes", "evenness", "newest", "basis")
 
     def __init__(self, books: int, hold: float, names: tuple[Any, ...], prices: list[float],
-                 probabilities: list[float], evenness: float, newest: int = 0) -> None:
+                 probabilities: list[float], evenness: float, newest: int = 0, basis: str = "consensus") -> None:
         self.books = books
         self.hold = hold
         self.names = names  # QuotedOutcome per outcome: selection, name, participant_id, point
@@ -68,6 +68,9 @@ class Consensus:
         self.probabilities = probabilities  # median no-vig probability per outcome, renormalised
         self.evenness = evenness  # distance from an even line (every outcome at 1/n): main-line tie-break
         self.newest = newest  # event time of the newest eligible quote: main-line staleness and tie-break
+        # "consensus" (at least MIN_BOOKS bookmakers), "published_line" (from a source's published
+        # line: fewer bookmakers), "too_few_books" (one bookmaker: its numbers are never shown)
+        self.basis = basis
 
     @property
     def outcomes(self) -> tuple[Any, ...]:
@@ -79,13 +82,19 @@ class Consensus:
         ])
 
     @property
+    def served(self) -> bool:
+        """Whether its numbers may be shown: one bookmaker's price is not a consensus."""
+        return self.basis != "too_few_books"
+
+    @property
     def visible(self) -> tuple:
-        return (self.books, self.hold, self.outcomes)
+        return (self.books, self.hold, self.outcomes, self.basis)
 
     def same_view(self, other: Consensus) -> bool:
         """Whether a delta would show both alike (books, hold, and every outcome)."""
         return (
-            self.books == other.books and self.hold == other.hold and self.prices == other.prices
+            self.books == other.books and self.basis == other.basis and self.hold == other.hold
+            and self.prices == other.prices
             and self.probabilities == other.probabilities and _same_names(self.names, other.names)
         )
 

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from projections import season_lines
-from projections.consensus import eligible_quotes, is_suspended, other_methods
+from projections.consensus import MIN_BOOKS, consensus_inputs, eligible_quotes, is_suspended, other_methods
 from projections.deltas import field as game_field
 from projections.event_time import from_us, opt_dt
 from projections.odds.devig import DEFAULT_METHOD, METHODS
@@ -55,7 +55,7 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "market_lines": ((
         ("market_id", "text"), ("line_key", "text"), ("point", "numeric"), ("is_main", "boolean"),
         ("books", "int"), ("hold", "float8"), ("outcomes", "jsonb"), ("methods", "jsonb"),
-        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"), ("basis", "text"),
     ), ("market_id", "line_key")),
     "book_prices": ((
         ("market_id", "text"), ("line_key", "text"), ("book", "text"), ("kind", "text"), ("suspended", "boolean"),
@@ -235,24 +235,39 @@ def _nth(values: tuple[float, ...] | None, i: int) -> float | None:
 def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -> tuple:
     c = line.consensus
     assert c is not None, "a line row without a consensus"
-    eligible = eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us)
-    others, notes = _methods(tuple([q.odds for q in eligible]))
-    probabilities = {DEFAULT_METHOD: tuple(c.probabilities), **others}
+    basis, _, inputs = consensus_inputs(eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us))
+    probabilities: dict[str, tuple[float, ...] | None]
+    notes: str
+    if c.served:
+        others, notes = _methods(tuple([q.odds for q in inputs]))
+        probabilities = {DEFAULT_METHOD: tuple(c.probabilities), **others}
+        prices: list[float | None] = list(c.prices)
+        hold: float | None = c.hold
+    else:  # one bookmaker: its prices under another name are not served (notes say why)
+        probabilities = {method: None for method in METHODS}
+        prices, hold, notes = [None] * len(c.names), None, _unserved_notes(c.books)
     outcomes = [
         {
             "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),
-            "price": c.prices[i],
+            "price": prices[i],
             "probability": {method: _nth(probabilities[method], i) for method in METHODS},
         }
         for i, o in enumerate(c.names)
     ]
-    source = ", ".join(sorted({q.origin.source for q in eligible}))
-    as_of = from_us(max(q.origin.source_ts for q in eligible))
-    prov = {"source": source, "source_ts": as_of, "ingest_ts": from_us(max(q.origin.ingest_ts for q in eligible))}
+    source = ", ".join(sorted({q.origin.source for q in inputs}))
+    as_of = from_us(max(q.origin.source_ts for q in inputs))
+    prov = {"source": source, "source_ts": as_of, "ingest_ts": from_us(max(q.origin.ingest_ts for q in inputs))}
     return (
-        m.market_id, key, line.point, key == m.main_key, c.books, c.hold, js(outcomes), notes, source,
-        as_of, js(prov),
+        m.market_id, key, line.point, key == m.main_key, c.books, hold, js(outcomes), notes, source,
+        as_of, js(prov), basis,
     )
+
+
+def _unserved_notes(books: int) -> str:
+    message = (f"{books} bookmaker{'' if books == 1 else 's'} quote{'s' if books == 1 else ''} this line: a consensus "
+               f"needs at least {MIN_BOOKS}, and one bookmaker's price is not served")
+    return js({method: {"books": books, "flags": ["too_few_books"], "message": message, "parameter": None}
+               for method in METHODS})
 
 
 def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool) -> tuple:

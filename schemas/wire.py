@@ -76,17 +76,22 @@ class LineOutcome(msgspec.Struct, kw_only=True):
     name: str
     participant_id: str | None
     point: float | None
-    price: float  # consensus decimal price: the median of the books' decimal prices
-    probability: dict[str, float]  # {"multiplicative": consensus no-vig probability}
+    # consensus decimal price: the median of the books' decimal prices; null when the line's
+    # values are not served (`basis` too_few_books)
+    price: float | None
+    probability: dict[str, float | None]  # {"multiplicative": consensus no-vig probability}
 
 
 class LineData(msgspec.Struct, kw_only=True):
     line_key: str  # the point as text, "" without a point
     point: float | None
     is_main: bool
-    books: int
-    hold: float
+    books: int  # eligible bookmakers (exchanges, DFS operators and published lines not counted)
+    hold: float | None
     outcomes: list[LineOutcome]
+    # consensus (at least 2 bookmakers), published_line (a source's line, fewer bookmakers) or
+    # too_few_books (one bookmaker: price, probability and hold are null)
+    basis: str = "consensus"
 
 
 class MarketData(msgspec.Struct, kw_only=True):

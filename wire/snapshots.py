@@ -59,6 +59,7 @@ def _line(row: Mapping[str, Any]) -> dict[str, Any]:
             }
             for o in row["outcomes"]
         ],
+        "basis": row["basis"],
     }
 
 

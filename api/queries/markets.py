@@ -75,7 +75,7 @@ async def market_versions(conn: asyncpg.Connection, schema: str, market_id: str)
 async def market_lines(conn: asyncpg.Connection, schema: str, market_id: str) -> list[asyncpg.Record]:
     """Consensus lines of a market: the main line first, then alternates by point."""
     return await conn.fetch(
-        f"SELECT point, is_main, books, hold, outcomes, methods, source, as_of FROM {schema}.market_lines "
+        f"SELECT point, is_main, books, hold, outcomes, methods, source, as_of, basis FROM {schema}.market_lines "
         f"WHERE market_id = $1 ORDER BY is_main DESC, point NULLS FIRST, line_key",
         market_id,
     )

@@ -26,7 +26,7 @@ async def market_rows(
     if row is None:
         return None, []
     lines = await conn.fetch(
-        f"SELECT line_key, point, is_main, books, hold, outcomes FROM {schema}.market_lines WHERE market_id = $1",
+        f"SELECT line_key, point, is_main, books, hold, outcomes, basis FROM {schema}.market_lines WHERE market_id = $1",
         market_id,
     )
     return row, lines

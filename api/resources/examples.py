@@ -46,7 +46,7 @@ GAME_ROW: dict[str, Any] = {
 def _market_row(mid: str, mtype: str, main_point: float | None) -> dict[str, Any]:
     return {
         "id": mid, "game_id": GAME, "kind": "game", "type": mtype, "period": "full", "participant_id": None,
-        "name": None, "status": "open", "main_point": main_point, "books": 1, "source": "nflverse closing line",
+        "name": None, "status": "open", "main_point": main_point, "books": 0, "source": "nflverse closing lines",
         "as_of": _T, "provenance": _PROV, "game_status": "final",
         "game_name": GAME_ROW["name"], "game_competition": "nfl", "game_kickoff_at": GAME_ROW["kickoff_at"],
     }
@@ -57,8 +57,8 @@ def _probabilities(p: float) -> dict[str, float]:
 
 
 _SPREAD_LINE = {
-    "point": -3, "is_main": True, "books": 1, "hold": 0.04567, "methods": {}, "source": "nflverse closing line",
-    "as_of": _T,
+    "point": -3, "is_main": True, "books": 0, "hold": 0.04567, "methods": {}, "source": "nflverse closing lines",
+    "basis": "published_line", "as_of": _T,
     "outcomes": [
         {"selection": "home", "name": "Kansas City Chiefs", "participant_id": KC, "point": -3, "price": 1.9803921568627452,
          "probability": _probabilities(0.4944444444444444)},
@@ -104,7 +104,8 @@ def market_list() -> MarketList:
 
 
 def market_detail() -> markets.MarketDetail:
-    alternate = {**_SPREAD_LINE, "point": -2.5, "is_main": False, "hold": 0.04761904761904767, "outcomes": [
+    alternate = {**_SPREAD_LINE, "point": -2.5, "is_main": False, "books": 3, "basis": "consensus",
+                 "source": "The Odds API", "hold": 0.04761904761904767, "outcomes": [
         {**_SPREAD_LINE["outcomes"][0], "point": -2.5, "price": 1.9090909090909092, "probability": _probabilities(0.5)},
         {**_SPREAD_LINE["outcomes"][1], "point": 2.5, "price": 1.9090909090909092, "probability": _probabilities(0.5)},
     ]}

@@ -61,10 +61,18 @@ class DevigNotes(msgspec.Struct, kw_only=True):
     message: str | None
 
 
+LineBasis = Literal["consensus", "published_line", "too_few_books"]
+
+
 class MarketLine(msgspec.Struct, kw_only=True):
     point: float | None
     is_main: bool
-    books: int
+    # what the values are: `consensus` of at least 2 bookmakers; `published_line`, a source's own
+    # line for the game (fewer bookmakers; `source` names it); `too_few_books`: one bookmaker
+    # quotes the line, so no value is served (`devig_notes` says so)
+    basis: LineBasis
+    source: str  # the sources of the quotes the values come from
+    books: int  # eligible bookmakers (exchanges, DFS operators and published lines are not counted)
     hold: float | None  # 1 - 1 / sum(1 / consensus price)
     hold_display: str | None
     overround: float | None  # sum(1 / consensus price) - 1
@@ -152,8 +160,9 @@ def market_line(row: Mapping[str, Any], method: str) -> MarketLine:
     if hold is None and booksum:
         hold = 1.0 - 1.0 / booksum
     overround = booksum - 1.0 if booksum else None
+    basis = row["basis"] if row["basis"] in ("consensus", "published_line", "too_few_books") else "consensus"
     return MarketLine(
-        point=number(row["point"]), is_main=row["is_main"], books=row["books"],
+        point=number(row["point"]), is_main=row["is_main"], basis=basis, source=row["source"], books=row["books"],
         hold=hold, hold_display=percent(hold), overround=overround, overround_display=percent(overround),
         devig_notes=_notes(row["methods"], method, [o.no_vig_probability for o in outcomes]),
         as_of=utc(row["as_of"]), outcomes=outcomes,

@@ -73,10 +73,13 @@ def reference_market(events, window_seconds: float):
         prices = {s: statistics.median([b[s] for b in per_book_prices]) for s in selections}
         hold = 1 - 1 / sum(1 / prices[s] for s in selections)
         lines[point] = {"books": len(eligible), "probability": probs, "price": prices, "hold": hold,
-                        "selections": selections, "newest": max(q.source_ts for q in eligible)}
+                        "selections": selections, "newest": max(q.source_ts for q in eligible),
+                        # one bookmaker's price is no consensus: such a line's values are not served
+                        "served": len(eligible) >= 2}
 
     # main line: only lines whose newest eligible quote is within the window of the market's
-    # newest decide; most books, then the newest quotes, then closest to even, then lower point
+    # newest decide; a served line first, then most books, then the newest quotes, then closest to
+    # even, then the lower point
     market_newest = max((line["newest"] for line in lines.values()), default=None)
     fresh = [p for p, line in lines.items() if (market_newest - line["newest"]).total_seconds() <= window_seconds]
 
@@ -84,7 +87,8 @@ def reference_market(events, window_seconds: float):
         line = lines[point]
         n = len(line["selections"])
         even = sum(abs(p - 1 / n) for p in line["probability"].values())
-        return (-line["books"], -line["newest"].timestamp(), even, Decimal(point) if point else Decimal(0))
+        return (not line["served"], -line["books"], -line["newest"].timestamp(), even,
+                Decimal(point) if point else Decimal(0))
 
     main = min(fresh, key=rank) if fresh else None
     all_quotes = list(latest.values())

@@ -70,8 +70,15 @@ def assert_matches_reference(events, window_s=WINDOW_S):
         row = got[point]
         outcomes = msgspec.json.decode(row[6])
         assert row[4] == expected["books"]
-        assert abs(row[5] - expected["hold"]) < 1e-9
         assert [o["selection"] for o in outcomes] == expected["selections"]
+        if not expected["served"]:  # one bookmaker: no number at all, and the notes say why
+            assert row[5] is None and row[11] == "too_few_books"
+            assert all(o["price"] is None and set(o["probability"].values()) == {None} for o in outcomes)
+            assert msgspec.json.decode(row[7])["multiplicative"]["flags"] == ["too_few_books"]
+            assert row[3] == (point == main)
+            continue
+        assert row[11] == "consensus"
+        assert abs(row[5] - expected["hold"]) < 1e-9
         for o in outcomes:
             assert abs(o["probability"]["multiplicative"] - expected["probability"][o["selection"]]) < 1e-9
             assert abs(o["price"] - expected["price"][o["selection"]]) < 1e-9
@@ -141,15 +148,48 @@ def test_worked_example_three_books():
     assert row[4] == 3
 
 
-def test_single_source_line_is_a_consensus_of_one():
-    _, rowsets, _ = fold([GAME, ev.quote(GID, "nflverse_close", [-110, -110], market_type="spreads", point="-3",
-                                         source="nflverse")])
+def test_a_one_book_line_serves_no_number_and_says_why():
+    """Issue 19 item 12: one bookmaker's price is not a consensus (spec 1, 5.9)."""
+    _, rowsets, deltas = fold([GAME, ev.quote(GID, "draftkings", [-110, -105], market_type="spreads", point="-3")])
     (row,) = served_lines(rowsets).values()
     outcomes = msgspec.json.decode(row[6])
-    assert row[4] == 1 and row[3] is True
+    assert row[4] == 1 and row[3] is True and row[5] is None and row[11] == "too_few_books"
+    assert [o["point"] for o in outcomes] == [-3.0, 3.0]  # the line itself is known
+    assert all(o["price"] is None and set(o["probability"].values()) == {None} for o in outcomes)
+    notes = msgspec.json.decode(row[7])
+    assert all(n["flags"] == ["too_few_books"] and "at least 2" in n["message"] for n in notes.values())
+    # nor does the Wire show it
+    (line,) = [line for d in deltas if d.type.startswith("market") for line in d.data["lines"]]
+    assert line["basis"] == "too_few_books" and line["hold"] is None
+    assert all(o["price"] is None and o["probability"] == {"multiplicative": None} for o in line["outcomes"])
+
+
+def test_a_two_book_line_is_a_consensus():
+    _, rowsets, _ = fold([GAME, ev.quote(GID, "draftkings", [-110, -110], market_type="spreads", point="-3"),
+                          ev.quote(GID, "fanduel", [-120, 100], market_type="spreads", point="-3")])
+    (row,) = served_lines(rowsets).values()
+    outcomes = msgspec.json.decode(row[6])
+    assert row[4] == 2 and row[11] == "consensus" and row[5] is not None
+    assert all(o["price"] is not None for o in outcomes)
+
+
+def test_a_published_line_is_served_as_that_source_s_line():
+    """nflverse publishes one line per game naming no bookmaker (schemas.bookmakers): served,
+    labelled `published_line`, counting no bookmaker."""
+    _, rowsets, _ = fold([GAME, ev.quote(GID, "nflverse", [-110, -110], market_type="spreads", point="-3",
+                                         source="nflverse closing lines")])
+    (row,) = served_lines(rowsets).values()
+    outcomes = msgspec.json.decode(row[6])
+    assert row[4] == 0 and row[3] is True and row[11] == "published_line"
     assert [o["probability"]["multiplicative"] for o in outcomes] == [0.5, 0.5]
-    assert [o["point"] for o in outcomes] == [-3.0, 3.0]
-    assert row[8] == "nflverse"
+    assert row[8] == "nflverse closing lines"
+    # with one bookmaker beside it, the published line's values are served, not the bookmaker's
+    _, rowsets, _ = fold([GAME, ev.quote(GID, "nflverse", [-110, -110], market_type="spreads", point="-3",
+                                         source="nflverse closing lines"),
+                          ev.quote(GID, "draftkings", [-200, 170], market_type="spreads", point="-3")])
+    (row,) = served_lines(rowsets).values()
+    assert row[4] == 1 and row[11] == "published_line"
+    assert [o["probability"]["multiplicative"] for o in msgspec.json.decode(row[6])] == [0.5, 0.5]
 
 
 def test_books_outside_the_window_of_the_newest_quote_drop_out():

@@ -26,10 +26,12 @@ def test_det_at_kc_2023_week_1_closing_spread_is_main_not_the_preseason_quote():
     game = sample_states()[gid]
     spreads = game.markets[market_id(gid, "game", "spreads", "full", None)]
     points = {line.point: line for line in spreads.lines.values()}
-    # two lines of one book each: DraftKings' -6.5 of 2023-08-18 (The Odds API) and the closing
-    # line at kickoff (nflverse spread_line 4.0: the home side is favoured by 4, so KC -4.0)
+    # two lines of one source each: DraftKings' -6.5 of 2023-08-18 (The Odds API; one bookmaker, so
+    # not served) and the closing line at kickoff (nflverse spread_line 4.0: the home side is
+    # favoured by 4, so KC -4.0; nflverse's published line)
     assert set(points) == {Decimal("-6.5"), -Decimal(row["spread_line"])}
-    assert all(line.consensus is not None and line.consensus.books == 1 for line in points.values())
+    assert (points[Decimal("-6.5")].consensus.books, points[Decimal("-6.5")].consensus.basis) == (1, "too_few_books")
+    assert points[Decimal("-4.0")].consensus.basis == "published_line"
     assert spreads.lines[spreads.main_key].point == Decimal("-4.0")
 
 
