@@ -18,6 +18,7 @@ from litestar.enums import ParamType
 from litestar.exceptions import HTTPException, SerializationException
 from litestar.params import ParameterKwarg
 
+from api.conventions import use_cursor_key
 from api.problems import ProblemError, bounded
 
 # the media types a JSON body may be sent as (RFC 8259: JSON text is UTF-8; any other charset
@@ -166,6 +167,7 @@ async def check_body(request: Request) -> None:
 
 async def check_request(request: Request) -> None:
     """`before_request` of every route."""
+    use_cursor_key(request.app.state.app_state.cursor_key())
     check_query(request)
     if reads_body(request.route_handler):
         await check_body(request)

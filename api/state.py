@@ -7,6 +7,7 @@ from typing import Any
 
 import asyncpg
 
+from api.conventions import cursor_key
 from api.kept import KeptStore
 from api.listen import Listener
 from infra.settings import Settings
@@ -21,3 +22,11 @@ class AppState:
     kept: KeptStore = field(default_factory=KeptStore)  # responses kept by the listener's versions (api/read_cache.py)
     extras: dict[str, Any] = field(default_factory=dict)
     freeze_gc: bool = False  # gc.freeze() once started (a server process)
+    _cursor_key: bytes | None = None
+
+    def cursor_key(self) -> bytes:
+        """The key that signs paging cursors (api.conventions), from the service secret, which every
+        API process of a deployment shares: a cursor from one process pages on any other."""
+        if self._cursor_key is None:
+            self._cursor_key = cursor_key(self.settings.secret())
+        return self._cursor_key

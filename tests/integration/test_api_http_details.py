@@ -1,18 +1,24 @@
 """HTTP details a client library relies on, on the served app and the real database: the
-challenge on every 401 (RFC 9110 11.6.1, RFC 6750 3), HEAD wherever GET is (RFC 9110 9.3.2)."""
+challenge on every 401 (RFC 9110 11.6.1, RFC 6750 3), HEAD wherever GET is (RFC 9110 9.3.2),
+paging cursors a client cannot alter."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import re
 
 import asyncpg
+import msgspec
 import pytest
 from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
 
 from api.access.store import create_key
 from api.app import create_app
+from api.conventions import CURSOR_TAG_BYTES, cursor_key
 from schemas.datasets import pg_schema
 from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import KEY_SECRET
@@ -150,3 +156,52 @@ async def test_head_on_a_stream_answers_its_head_and_ends_on_the_served_app(sett
         assert r.status_code == 200 and r.content == b""
         assert r.headers["content-type"].startswith("text/event-stream")
         await all_counted_out(settings)
+
+
+# --- signed cursors -----------------------------------------------------------------------------
+
+def _unpack(cursor: str) -> tuple[bytes, bytes]:
+    signed = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    return signed[:-CURSOR_TAG_BYTES], signed[-CURSOR_TAG_BYTES:]
+
+
+def _pack(raw: bytes, tag: bytes) -> str:
+    return base64.urlsafe_b64encode(raw + tag).rstrip(b"=").decode()
+
+
+def _sign(key: bytes, raw: bytes) -> bytes:
+    return hmac.new(key, raw, hashlib.sha256).digest()[:CURSOR_TAG_BYTES]
+
+
+async def test_a_tampered_cursor_is_refused_never_another_page(api, api_settings):
+    first = (await api.get("/v1/games", params={"limit": 2})).json()
+    second = await api.get("/v1/games", params={"limit": 2, "cursor": first["next_cursor"]})
+    assert second.status_code == 200 and second.json()["data"][0]["id"] != first["data"][0]["id"]
+    raw, tag = _unpack(first["next_cursor"])
+    digest, (kickoff, game_id) = msgspec.msgpack.decode(raw)
+    key = cursor_key(api_settings.secret())
+    # the test's model of a cursor is right: re-signed with the service's key, a moved position pages
+    moved = msgspec.msgpack.encode([digest, [kickoff + 7 * 86_400_000_000, game_id]])
+    assert (await api.get("/v1/games", params={"limit": 2, "cursor": _pack(moved, _sign(key, moved))})).status_code == 200
+    flipped_tag = bytes([tag[0] ^ 1]) + tag[1:]
+    for forged in (
+        _pack(moved, tag),  # the position moved a week on, the old signature kept
+        _pack(raw[:-1] + bytes([raw[-1] ^ 1]), tag),  # one bit of the contents
+        _pack(raw, flipped_tag),  # one bit of the signature
+        _pack(moved, _sign(cursor_key("another deployment's secret"), moved)),  # signed by another service
+        _pack(raw, b""),  # unsigned, as cursors once were
+        base64.urlsafe_b64encode(raw).rstrip(b"=").decode(),
+        "A" * 40,
+    ):
+        r = await api.get("/v1/games", params={"limit": 2, "cursor": forged})
+        assert r.status_code == 400, (forged, r.text)
+        assert (r.json()["code"], r.json()["param"]) == ("invalid_request", "cursor")
+    # every list route checks its cursor the same way
+    for path, params in (("/v1/competitions", {"limit": 1}), ("/v1/slate", {"limit": 1, "date": "2024-09-08"}),
+                         ("/v1/search", {"q": "chiefs", "limit": 1})):
+        page = (await api.get(path, params=params)).json()
+        assert page["next_cursor"], path
+        raw, tag = _unpack(page["next_cursor"])
+        r = await api.get(path, params={**params, "cursor": _pack(raw, bytes([tag[0] ^ 1]) + tag[1:])})
+        assert r.status_code == 400 and r.json()["param"] == "cursor", path
+        assert (await api.get(path, params={**params, "cursor": page["next_cursor"]})).status_code == 200, path
