@@ -33,7 +33,8 @@ from wire.tickets import TicketGrant, redeem_ticket
 
 log = structlog.get_logger("api.wire")
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
-SERVED_KINDS = ("game", "market")
+TABLES = {"game": "games", "market": "markets"}  # the topic kinds served, and their read-model tables
+SERVED_KINDS = tuple(TABLES)
 DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
 PRESENCE_WAIT_SECONDS = 5.0  # the first Wire connection of a process waits this long for its presence lock
 STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire connections to close
@@ -220,6 +221,31 @@ async def read_freshness(pool: asyncpg.Pool | None, dataset: str, topics: list[s
             for row in await wire_sql.market_freshness(conn, schema, by_kind["market"]):
                 out[f"market:{row['id']}"] = Fresh(market_stale_after_ms(row["game_status"]), row["source"],
                                                    row["as_of"])
+    return out
+
+
+async def missed_deltas(fanout: DeltaFanout, pool: asyncpg.Pool | None, dataset: str,
+                        last_seqs: dict[str, int]) -> dict[str, list[Delta] | None]:
+    """Per topic, what a resuming client missed after its last seq (`DeltaFanout.missed`: from
+    memory or the retained log), or None when a snapshot is needed. A topic neither can vouch for
+    (no delta within the resume window: a quiet topic) is still resumed with nothing to replay
+    when the client holds its latest seq, as the read models have it. Subscribe first."""
+    out = await fanout.missed(dataset, last_seqs)
+    unknown: dict[str, list[str]] = {}
+    for topic, found in out.items():
+        kind, _, ident = topic.partition(":")
+        if found is None and kind in TABLES:
+            unknown.setdefault(kind, []).append(ident)
+    if unknown and pool is not None:
+        schema = f'"{pg_schema(dataset)}"'
+        try:
+            async with pool.acquire() as conn:
+                for kind, ids in unknown.items():
+                    for ident, seq in (await wire_sql.last_seqs(conn, schema, TABLES[kind], ids)).items():
+                        if last_seqs[f"{kind}:{ident}"] == seq:
+                            out[f"{kind}:{ident}"] = []  # current: nothing missed
+        except DB_ERRORS as exc:  # snapshots instead, which is always correct
+            log.warning("wire resume could not read current seqs", error=repr(exc))
     return out
 
 

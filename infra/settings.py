@@ -72,6 +72,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # Wire streams: seconds between keep-alive pings, and the longest a stream stays open
     wire_ping_seconds: Annotated[float, msgspec.Meta(gt=0)] = 20.0
     wire_max_seconds: Annotated[int, msgspec.Meta(ge=60)] = 86_400
+    # how long a dropped Wire session stays resumable and missed deltas are kept for replay (spec
+    # 6.1: 120); shorter only to try resumes without waiting minutes
+    wire_resume_seconds: Annotated[int, msgspec.Meta(ge=1)] = 120
     # the API's address as clients see it (e.g. https://api.example.com), for the URLs the API
     # hands out (wire tickets); unset: the address the request came to
     public_url: str | None = None
@@ -141,6 +144,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_WIRE_ORIGINS": "wire_origins",
     "SVC_WIRE_PING_SECONDS": "wire_ping_seconds",
     "SVC_WIRE_MAX_SECONDS": "wire_max_seconds",
+    "SVC_WIRE_RESUME_SECONDS": "wire_resume_seconds",
 }
 
 # what `svc up` records for the other commands to find the running parts

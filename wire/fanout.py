@@ -118,7 +118,7 @@ class DeltaFanout:
         self._clock = clock
         self._datasets = {topic_name(ds, WIRE_DELTAS, settings.topic_namespace): ds for ds in DATASETS}
         self._subscriptions: dict[tuple[str, str], set[Subscription]] = {}
-        self.recent = {ds: RecentDeltas() for ds in DATASETS}
+        self.recent = {ds: RecentDeltas(settings.wire_resume_seconds) for ds in DATASETS}
         self._task: asyncio.Task | None = None
         self._started = asyncio.Lock()
         self.log = LogReplay(settings, delta_of)
@@ -212,7 +212,8 @@ class DeltaFanout:
         if unknown:
             log_topic = next(name for name, ds in self._datasets.items() if ds == dataset)
             try:
-                out.update(await asyncio.wait_for(self.log.since(log_topic, unknown), LOG_SCAN_SECONDS))
+                found = self.log.since(log_topic, unknown, self._settings.wire_resume_seconds)
+                out.update(await asyncio.wait_for(found, LOG_SCAN_SECONDS))
             except (KafkaError, OSError, asyncio.TimeoutError) as exc:
                 log.warning("resume from the log failed (%r); snapshots instead", exc)
         return out

@@ -46,3 +46,9 @@ async def market_freshness(conn: asyncpg.Connection, schema: str, market_ids: li
         f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = ANY($1::text[])",
         market_ids,
     )
+
+
+async def last_seqs(conn: asyncpg.Connection, schema: str, table: str, ids: list[str]) -> dict[str, int]:
+    """The last seq of several games or markets (`table`: `games` or `markets`) by ID."""
+    rows = await conn.fetch(f"SELECT id, last_seq FROM {schema}.{table} WHERE id = ANY($1::text[])", ids)
+    return {row["id"]: row["last_seq"] for row in rows}

@@ -31,13 +31,13 @@ from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
     DB_ERRORS, DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
-    live_connections, process_number, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
+    live_connections, missed_deltas, process_number, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import messages as m
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Inbox, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
-from wire.sessions import RESUME_SECONDS, Session, SessionStore
+from wire.sessions import Session, SessionStore
 from wire.topics import topic_error
 
 log = structlog.get_logger("api.socket")
@@ -81,7 +81,7 @@ class Connection:
         token = await self.sessions.new_token(self.session)
         await self.send(m.encode(m.Hello(
             session_id=self.session.session_id, resume_token=token,
-            heartbeat_seconds=round(self.settings.wire_ping_seconds), resume_seconds=RESUME_SECONDS,
+            heartbeat_seconds=round(self.settings.wire_ping_seconds), resume_seconds=self.settings.wire_resume_seconds,
             expires_at=self.session.expires_at,
             limits=m.Limits(topics=self.topic_limit, inbound_per_second=m.INBOUND_PER_SECOND,
                             max_frame_bytes=m.MAX_FRAME_BYTES),
@@ -167,7 +167,7 @@ class Connection:
         for topic in topics:  # subscribed first: nothing falls between the replay and live deltas
             self._attach(topic)
         known = {topic: last_seq[topic] for topic in topics if topic in last_seq}
-        missed = await self.fanout.missed(self.grant.mode, known) if known else {}
+        missed = await missed_deltas(self.fanout, self.pool, self.grant.mode, known) if known else {}
         failed = []
         for topic in topics:
             if missed.get(topic) is None:
@@ -366,7 +366,8 @@ async def wire_socket(socket: WebSocket) -> None:
     await socket.accept(subprotocols=m.SUBPROTOCOL if m.SUBPROTOCOL in offered else None)
     app_state = socket.app.state.app_state
     service = service_for(socket.scope)
-    sessions = SessionStore(app_state.pool, service.secret) if app_state.pool is not None else None
+    resume_seconds = app_state.settings.wire_resume_seconds
+    sessions = SessionStore(app_state.pool, service.secret, resume_seconds) if app_state.pool is not None else None
     address = service.address_of_scope(socket.scope)
     conn: Connection | None = None
     counted = None

@@ -31,7 +31,7 @@ from api.openapi import problem_responses
 from api.problems import ProblemError, bounded
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, SERVED_KINDS, WIRE_SCOPE, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
-    fanout_of, feed_rechecks, live_connections, log, read_snapshot, redeem, still_open, topic_refusal, utc_now,
+    fanout_of, feed_rechecks, live_connections, missed_deltas, log, read_snapshot, redeem, still_open, topic_refusal, utc_now,
 )
 from wire import sse
 from wire.messages import Feed
@@ -206,7 +206,8 @@ async def stream_topic(
             if first is None:
                 raise ProblemError("not_found", f"No topic {topic}.", param="topic")
             last = sse.last_event_id(last_event_id)
-            missed = None if last is None else (await fanout.missed(grant.mode, {topic: last}))[topic]
+            missed = None if last is None else (await missed_deltas(fanout, app_state.pool, grant.mode,
+                                                                    {topic: last}))[topic]
             resumed = None if missed is None else (last, missed)
         except BaseException:
             fanout.unsubscribe(sub)
