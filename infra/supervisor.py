@@ -150,10 +150,12 @@ class Supervisor:
                 "sandbox", [py, "-m", "cli.main", "sandbox", "play", "--speed", str(s.sandbox_speed)], env,
                 one_shot=True, after=lambda: self.children["sample"].done,
             ))
-        else:  # the reference library is the service's own content, sample data or not
+        else:  # the reference library and the strategy registry are the service's own content
             for dataset in ("live", "test"):
                 self._add(Child(f"library-{dataset}", [py, "-m", "cli.main", "ingest", "reference", "--dataset",
                                                        dataset], env, one_shot=True))
+                self._add(Child(f"registry-{dataset}", [py, "-m", "cli.main", "ingest", "strategies", "--dataset",
+                                                        dataset], env, one_shot=True))
 
     def _add(self, child: Child) -> None:
         child.log_file = self.log_dir / f"{child.name}.log"
@@ -305,7 +307,8 @@ class Supervisor:
 
     def shutdown(self) -> None:
         self.stopping = True
-        order = ["sandbox", "sample", "library-live", "library-test", "api", "projector", "postgres", "broker"]
+        order = ["sandbox", "sample", "library-live", "library-test", "registry-live", "registry-test", "api",
+                 "projector", "postgres", "broker"]
         for name in order:
             if name in self.children:
                 self._stop(self.children[name])

@@ -1,5 +1,5 @@
 """`svc sample load`: every sample file into `live`, and the sandbox day's pre-game part into
-`test`; the reference library into both. Idempotent: a second load appends nothing (every event
+`test`; the reference library and the strategy registry into both. Idempotent: a second load appends nothing (every event
 is a duplicate).
 
 The files live in `ingest/samples/` (with their provenance README), so a clone needs nothing
@@ -17,6 +17,7 @@ from infra.settings import Settings
 from ingest import nflverse_games, nflverse_injuries, nflverse_player_stats, odds_api
 from ingest.event_log import open_event_log
 from ingest.library import ingest_library, library_root
+from ingest.strategies import ingest_registry, registry_root
 from ingest.pipeline import ingest
 from ingest.records import Parsed
 from ingest.sandbox.play import load_pregame
@@ -44,6 +45,7 @@ async def load(
     if live:
         async with open_event_log(settings, "live") as log:
             out["live/reference library"] = await ingest_library(library_root(), log, settings)
+            out["live/strategy registry"] = await ingest_registry(registry_root(), log, settings)
             for parse, path in live_files():
                 name = f"live/{path.parent.name}/{path.name}"
                 parsed = parse(path, datetime.now(timezone.utc))
@@ -52,4 +54,5 @@ async def load(
         out["test/sandbox pre-game"] = await load_pregame(settings, SAMPLES)
         async with open_event_log(settings, "test") as log:  # test keys read the library too
             out["test/reference library"] = await ingest_library(library_root(), log, settings)
+            out["test/strategy registry"] = await ingest_registry(registry_root(), log, settings)
     return out

@@ -62,8 +62,8 @@ def upsert_sql(schema: str, table: str, first: int = 1) -> str:
 # tables written by the batch statement, in this order (news and seasons follow on their own:
 # news is deleted and rewritten per player, seasons are computed from the games just written)
 _TABLES = ("sports", "competitions", "teams", "games", "markets", "market_lines", "book_prices", "players",
-           "injuries", "availability", "stat_lines", "reference_entries", "reference_revisions", "search_index",
-           "topic_seq", "projector_state")
+           "injuries", "availability", "stat_lines", "reference_entries", "reference_revisions", "strategies",
+           "strategy_revisions", "recipes", "recipe_revisions", "search_index", "topic_seq", "projector_state")
 
 
 class PgWriter:

@@ -39,8 +39,8 @@ log = logging.getLogger("projections.rebuild")
 # projection_meta.updated_at and the transient outbox, is left out)
 COMPARED = (
     "sports", "competitions", "seasons", "teams", "games", "markets", "market_lines", "book_prices", "players",
-    "injuries", "availability", "news", "stat_lines", "reference_entries", "reference_revisions", "search_index",
-    "topic_seq", "projector_state",
+    "injuries", "availability", "news", "stat_lines", "reference_entries", "reference_revisions", "strategies",
+    "strategy_revisions", "recipes", "recipe_revisions", "search_index", "topic_seq", "projector_state",
 )
 CLOSE_ENOUGH = 2_000  # records left to replay when the exclusive lock is taken
 SCRATCH_INFIX = "_build_"  # scratch schemas are named <dataset schema>_build_<random>

@@ -26,9 +26,11 @@ from projections.odds.devig import DEFAULT_METHOD, METHODS
 from projections.search_terms import normalise
 from projections.lines import BookQuote, LineState
 from projections.state import (
-    GameState, LibraryState, MarketState, Origin, PlayerState, StoredQuote, TeamState,
+    ContentState, GameState, LibraryState, MarketState, Origin, PlayerState, RecipeState, StoredQuote, StrategyState,
+    TeamState,
 )
 from schemas.library import entry_id
+from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.reference import COMPETITIONS, SPORTS
 from schemas.wire import game_topic, market_topic
@@ -36,6 +38,11 @@ from schemas.wire import game_topic, market_topic
 REGISTRY_SOURCE = "svc"  # sports and competitions come from our registry
 
 # table -> ((column, postgres type), ...), conflict key. `jsonb` values are JSON text.
+# every content kind keeps its history in a table of this shape (reference, strategy, recipe)
+_REVISION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("entry_id", "text"), ("revision", "int"), ("action", "text"), ("version", "int"), ("entry", "jsonb"),
+    ("reason", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
+)
 TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "games": ((
         ("id", "text"), ("name", "text"), ("sport", "text"), ("competition", "text"), ("season", "text"),
@@ -109,10 +116,20 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
         ("version", "int"), ("revision", "int"), ("terms", "text"), ("source", "text"), ("as_of", "timestamptz"),
         ("provenance", "jsonb"),
     ), ("id",)),
-    "reference_revisions": ((
-        ("entry_id", "text"), ("revision", "int"), ("action", "text"), ("version", "int"), ("entry", "jsonb"),
-        ("reason", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("entry_id", "revision")),
+    "reference_revisions": (_REVISION_COLUMNS, ("entry_id", "revision")),
+    "strategies": ((
+        ("id", "text"), ("slug", "text"), ("family", "text"), ("ledger_row", "int"), ("status", "text"),
+        ("name", "text"), ("verdict", "text"), ("route", "text"), ("record", "jsonb"), ("version", "int"),
+        ("revision", "int"), ("reviewed_at", "date"), ("review_due", "date"), ("source", "text"),
+        ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("id",)),
+    "strategy_revisions": (_REVISION_COLUMNS, ("entry_id", "revision")),
+    "recipes": ((
+        ("id", "text"), ("number", "int"), ("status", "text"), ("name", "text"), ("record", "jsonb"),
+        ("version", "int"), ("revision", "int"), ("reviewed_at", "date"), ("review_due", "date"), ("source", "text"),
+        ("as_of", "timestamptz"), ("provenance", "jsonb"),
+    ), ("id",)),
+    "recipe_revisions": (_REVISION_COLUMNS, ("entry_id", "revision")),
     "topic_seq": ((("topic", "text"), ("last_seq", "bigint")), ("topic",)),
     "projector_state": ((("part", "text"), ("state", "bytea")), ("part",)),
 }
@@ -437,14 +454,29 @@ def _team_changes(new: TeamState, out: RowSet) -> None:
     out.add("projector_state", ("t:" + new.team_id, pack(new)))
 
 
-# ---- reference library entries ------------------------------------------------------------------
+# ---- content: reference library entries, strategies, recipes -------------------------------------
+
+
+def _content_provenance(source: str, new: ContentState) -> dict:
+    return {"source": source, "source_ts": from_us(new.as_of), "ingest_ts": from_us(new.history[-1].origin.ingest_ts)}
+
+
+def _revision_rows(table: str, part: str, old: ContentState | None, new: ContentState, out: RowSet) -> None:
+    """The revisions the batch added to an entry's history, and its stored state."""
+    done = len(old.history) if old is not None else 0
+    for r in new.history[done:]:
+        out.add(table, (
+            new.entry_id, r.revision, r.action, r.version, None if r.entry is None else js(r.entry), r.reason,
+            r.origin.source, from_us(r.origin.source_ts), js(provenance(r.origin)),
+        ))
+    out.add("projector_state", (part + new.entry_id, pack(new)))
 
 
 def _library_changes(old: LibraryState | None, new: LibraryState, out: RowSet) -> None:
     eid = new.entry_id
     e = new.entry
     if e is not None and new.origin is not None:
-        prov = {"source": e.source, "source_ts": from_us(new.as_of), "ingest_ts": from_us(new.history[-1].origin.ingest_ts)}
+        prov = _content_provenance(e.source, new)
         terms = normalise(e.title, *e.aliases)
         out.add("reference_entries", (
             eid, e.slug, e.kind, new.status, e.title, js(e.aliases), e.summary, e.body, js(e.jurisdictions),
@@ -457,13 +489,28 @@ def _library_changes(old: LibraryState | None, new: LibraryState, out: RowSet) -
             out.add("search_index", (eid, e.kind, e.title, None, js(context), terms, from_us(new.as_of)))
         else:
             out.search_deleted.append(eid)
-    done = len(old.history) if old is not None else 0
-    for r in new.history[done:]:
-        out.add("reference_revisions", (
-            eid, r.revision, r.action, r.version, None if r.entry is None else js(r.entry), r.reason,
-            r.origin.source, from_us(r.origin.source_ts), js(provenance(r.origin)),
+    _revision_rows("reference_revisions", "r:", old, new, out)
+
+
+def _strategy_changes(old: StrategyState | None, new: StrategyState, out: RowSet) -> None:
+    e = new.entry
+    if e is not None and new.origin is not None:
+        out.add("strategies", (
+            new.entry_id, e.slug, e.family, e.ledger_row, new.status, e.name, e.verdict, e.route, js(e), new.version,
+            len(new.history), e.evidence.reviewed_at, e.evidence.review_due, e.source, from_us(new.as_of),
+            js(_content_provenance(e.source, new)),
         ))
-    out.add("projector_state", ("r:" + eid, pack(new)))
+    _revision_rows("strategy_revisions", "s:", old, new, out)
+
+
+def _recipe_changes(old: RecipeState | None, new: RecipeState, out: RowSet) -> None:
+    e = new.entry
+    if e is not None and new.origin is not None:
+        out.add("recipes", (
+            new.entry_id, chain_number(e.id), new.status, e.name, js(e), new.version, len(new.history),
+            e.reviewed_at, e.review_due, e.source, from_us(new.as_of), js(_content_provenance(e.source, new)),
+        ))
+    _revision_rows("recipe_revisions", "c:", old, new, out)
 
 
 # ---- sports and competitions (commutative across keys) ----------------------------------------
@@ -514,6 +561,10 @@ def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[s
             _player_changes(old, new, out)
         elif isinstance(new, LibraryState):
             _library_changes(old, new, out)
+        elif isinstance(new, StrategyState):
+            _strategy_changes(old, new, out)
+        elif isinstance(new, RecipeState):
+            _recipe_changes(old, new, out)
         else:
             _team_changes(new, out)
     reference_rows(refs, out)
@@ -521,11 +572,12 @@ def batch_rows(start: dict[str, Any], states: dict[str, Any], refs: dict[tuple[s
 
 
 def decode_part(part: str, blob: bytes):
-    """A stored part by its key's kind: g(ame), m(arket), p(layer), t(eam), r(eference entry) or
-    q(uote)."""
+    """A stored part by its key's kind: g(ame), m(arket), p(layer), t(eam), r(eference entry),
+    s(trategy), c(hain: a recipe) or q(uote)."""
     if part[0] == "q":
         return msgspec.msgpack.decode(blob, type=StoredQuote).quote()
-    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState, "r": LibraryState}[part[0]]
+    kind = {"g": GameState, "m": MarketState, "p": PlayerState, "t": TeamState, "r": LibraryState,
+            "s": StrategyState, "c": RecipeState}[part[0]]
     return msgspec.msgpack.decode(blob, type=kind)
 
 

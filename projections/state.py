@@ -14,13 +14,14 @@ not scanned again.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
 
 from projections.event_time import Stamp
 from projections.lines import BookQuote, LineState
 from schemas.library import LibraryEntry
+from schemas.strategies import RecipeEntry, StrategyEntry
 
 KnownBy = tuple[tuple[str, str], ...]  # sorted (source, source_id) pairs
 Fields = dict[str, tuple[Any, Stamp]]  # field -> (value, stamp of the newest event that set it)
@@ -208,29 +209,43 @@ class TeamState(msgspec.Struct, frozen=True, array_like=True, gc=False):
     as_of: int = 0
 
 
-# ---- reference library entries (key: entry_id) ------------------------------------------------
+# ---- content: library entries, strategies, recipes (key: entry_id) ----------------------------
+
+E = TypeVar("E")
 
 
-class LibraryRevision(msgspec.Struct, frozen=True, array_like=True, gc=False):
-    """One event of an entry's history, as the library applied it."""
+class ContentRevision(msgspec.Struct, Generic[E], frozen=True, array_like=True, gc=False):
+    """One event of an entry's history, as the projection applied it."""
 
     revision: int  # 1, 2, ... in log order
     action: str  # published, revised, retired
     version: int  # the entry's version after this revision
-    entry: LibraryEntry | None  # the text it published (None: retired)
+    entry: E | None  # the text it published (None: retired)
     reason: str | None  # why it was retired
     origin: Origin
 
 
-class LibraryState(msgspec.Struct, frozen=True, array_like=True, gc=False):
+class ContentState(msgspec.Struct, Generic[E], frozen=True, array_like=True, gc=False):
     entry_id: str
-    entry: LibraryEntry | None = None  # the newest published text (kept when retired)
+    entry: E | None = None  # the newest published text (kept when retired)
     status: str = "retired"  # published or retired
-    version: int = 0  # moves when what the entry says changes (schemas.library.content_hash)
-    content: str = ""  # content_hash of `entry`
+    version: int = 0  # moves when what the entry says changes (its kind's version hash)
+    content: str = ""  # that hash of `entry`
     origin: Origin | None = None  # the first publication
     as_of: int = 0
-    history: tuple[LibraryRevision, ...] = ()
+    history: tuple[ContentRevision[E], ...] = ()
 
 
-KeyState = GameState | PlayerState | TeamState | LibraryState
+class LibraryState(ContentState[LibraryEntry], frozen=True, array_like=True, gc=False):
+    """A reference library entry (version: schemas.library.content_hash)."""
+
+
+class StrategyState(ContentState[StrategyEntry], frozen=True, array_like=True, gc=False):
+    """A strategy (version: schemas.strategies.version_hash, the verdict and its evidence)."""
+
+
+class RecipeState(ContentState[RecipeEntry], frozen=True, array_like=True, gc=False):
+    """A recipe (version: schemas.strategies.recipe_version_hash)."""
+
+
+KeyState = GameState | PlayerState | TeamState | LibraryState | StrategyState | RecipeState

@@ -21,6 +21,7 @@ import msgspec
 from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS
 from schemas.ids import PREFIXES, _encode
 from schemas.library import LibraryEntry
+from schemas.strategies import RecipeEntry, StrategyEntry
 
 GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
 MarketKind = Literal["game", "prop", "future", "exchange"]
@@ -227,6 +228,52 @@ class ReferenceRetired(Event, kw_only=True, frozen=True, tag="reference.retired"
     reason: str
 
 
+# ---- the strategy registry (key: stg_ ID or chain ID, topic feed.reference) ------------------
+# The same three steps as a library entry: the content files share one ingest and one fold.
+
+
+class StrategyPublished(Event, kw_only=True, frozen=True, tag="strategy.published"):
+    entry_id: str  # stg_
+    revision: int
+    path: str  # relative to the registry root
+    entry: StrategyEntry
+
+
+class StrategyRevised(Event, kw_only=True, frozen=True, tag="strategy.revised"):
+    entry_id: str
+    revision: int
+    path: str
+    entry: StrategyEntry
+
+
+class StrategyRetired(Event, kw_only=True, frozen=True, tag="strategy.retired"):
+    entry_id: str
+    revision: int
+    slug: str
+    reason: str
+
+
+class RecipePublished(Event, kw_only=True, frozen=True, tag="recipe.published"):
+    entry_id: str  # the chain ID, C1 ...
+    revision: int
+    path: str
+    entry: RecipeEntry
+
+
+class RecipeRevised(Event, kw_only=True, frozen=True, tag="recipe.revised"):
+    entry_id: str
+    revision: int
+    path: str
+    entry: RecipeEntry
+
+
+class RecipeRetired(Event, kw_only=True, frozen=True, tag="recipe.retired"):
+    entry_id: str
+    revision: int
+    slug: str  # the chain ID
+    reason: str
+
+
 AnyEvent = Union[
     TeamRegistered,
     GameScheduled,
@@ -243,11 +290,20 @@ AnyEvent = Union[
     ReferencePublished,
     ReferenceRevised,
     ReferenceRetired,
+    StrategyPublished,
+    StrategyRevised,
+    StrategyRetired,
+    RecipePublished,
+    RecipeRevised,
+    RecipeRetired,
 ]
 
 _GAME_EVENTS = (GameScheduled, GameRescheduled, GameStateChanged, PriceQuoted, MarketSuspended, MarketReopened)
 _PLAYER_EVENTS = (PlayerRegistered, PlayerUpdated, InjuryReported, NewsPublished, StatLineRecorded)
-_REFERENCE_EVENTS = (ReferencePublished, ReferenceRevised, ReferenceRetired)
+_REFERENCE_EVENTS = (
+    ReferencePublished, ReferenceRevised, ReferenceRetired, StrategyPublished, StrategyRevised, StrategyRetired,
+    RecipePublished, RecipeRevised, RecipeRetired,
+)
 
 _encoder = msgspec.json.Encoder(decimal_format="string", order="deterministic")
 decoder = msgspec.json.Decoder(AnyEvent)

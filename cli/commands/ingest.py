@@ -220,6 +220,34 @@ def register(app: typer.Typer) -> None:
         print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
         print_details(summary)
 
+    @ingest_app.command("strategies")
+    def strategies(
+        directory: Annotated[
+            Path | None,
+            typer.Argument(exists=True, file_okay=False, readable=True,
+                           help="The registry root (holding strategies/ and recipes/); default: the registry shipped with svc"),
+        ] = None,
+        dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+    ) -> None:
+        """The strategy registry: each strategies/<family>/<slug>.toml and recipes/<chain>.toml file into
+        strategy.* and recipe.* events (only what changed; a file that does not validate is dead-lettered)."""
+        from ingest.event_log import open_event_log
+        from ingest.strategies import ingest_registry, registry_root
+
+        settings = settings_for(data_dir)
+        root = directory or registry_root()
+
+        async def main():
+            async with open_event_log(settings, dataset.value) as log:
+                return await ingest_registry(root, log, settings)
+
+        summary = run_on_stack(main())
+        if as_json:
+            print_json(summary.public())
+            return
+        print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
+        print_details(summary)
+
     @ingest_app.command("dead-letters")
     def dead_letters(
         dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,

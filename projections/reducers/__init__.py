@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from projections.deltas import Delta
 from projections.reducers.games import reduce_game
-from projections.reducers.library import reduce_library
+from projections.reducers.content import reduce_library, reduce_recipe, reduce_strategy
 from projections.reducers.common import Owned
 from projections.reducers.markets import reduce_market
 from projections.reducers.players import reduce_player
@@ -17,8 +17,9 @@ from projections.reducers.teams import reduce_team
 from projections.state import KeyState
 from schemas.events import (
     GameRescheduled, GameScheduled, GameStateChanged, InjuryReported, MarketReopened, MarketSuspended,
-    NewsPublished, PlayerRegistered, PlayerUpdated, PriceQuoted, ReferencePublished, ReferenceRetired,
-    ReferenceRevised, StatLineRecorded, TeamRegistered,
+    NewsPublished, PlayerRegistered, PlayerUpdated, PriceQuoted, RecipePublished, RecipeRetired, RecipeRevised,
+    ReferencePublished, ReferenceRetired, ReferenceRevised, StatLineRecorded, StrategyPublished, StrategyRetired,
+    StrategyRevised, TeamRegistered,
 )
 
 
@@ -38,12 +39,22 @@ def _library(state, event, window_us, own):
     return reduce_library(state, event)
 
 
+def _strategy(state, event, window_us, own):
+    return reduce_strategy(state, event)
+
+
+def _recipe(state, event, window_us, own):
+    return reduce_recipe(state, event)
+
+
 _REDUCERS = {
     GameScheduled: _game, GameRescheduled: _game, GameStateChanged: _game,
     PriceQuoted: reduce_market, MarketSuspended: reduce_market, MarketReopened: reduce_market,
     PlayerRegistered: _player, PlayerUpdated: _player, InjuryReported: _player, NewsPublished: _player,
     StatLineRecorded: _player, TeamRegistered: _team,
     ReferencePublished: _library, ReferenceRevised: _library, ReferenceRetired: _library,
+    StrategyPublished: _strategy, StrategyRevised: _strategy, StrategyRetired: _strategy,
+    RecipePublished: _recipe, RecipeRevised: _recipe, RecipeRetired: _recipe,
 }
 
 

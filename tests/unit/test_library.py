@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.library import EntryFile, check_library, known_entries, library_root, parse_file, plan, read_library
+from ingest.content import ContentFile as EntryFile
+from ingest.library import check_library, known_entries, library_root, parse_file, plan, read_library
 from projections.odds.cards import CARDS
-from projections.reducers.library import reduce_library
+from projections.reducers.content import reduce_library
 from schemas.events import ReferencePublished, ReferenceRetired, ReferenceRevised, decode, encode
 from schemas.ids import is_id
 from schemas.library import KINDS, SLUG, EntryError, content_hash, entry_id, load_entry
