@@ -18,7 +18,8 @@ import msgspec
 from api import calc_models as m
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from projections.odds import bets, cards, devig_exact, middles, prices
+from projections.odds import bets, devig_exact, middles, prices
+from schemas import formula_cards as cards
 from projections.odds.exact import InvalidInput, exact, round_half_even, to_float
 
 PLACES = 12

@@ -25,11 +25,12 @@ from api.calc_models import PriceFormat
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.resources.strategies import Alternative
-from projections.odds import cards
-from projections.odds.checks import PROGRAMS, Program, Value, read_input
+from schemas import formula_cards as cards
+from projections.odds.checks import Value, read_input, run
 from projections.odds.exact import InvalidInput, exact, round_half_even, to_float
 from schemas.library import JURISDICTION
 from schemas.strategies import CHAIN, StrategyEntry
+from schemas.strategy_programs import PROGRAMS, ProgramSpec
 
 SOURCE = "svc odds maths"
 PLACES = 12
@@ -147,7 +148,7 @@ def _card_of(card: str | None, method: str | None) -> str | None:
     return card
 
 
-def _inputs(e: StrategyEntry, program: Program, req: CheckRequest, strict: bool) -> tuple[dict[str, Any], list[str]] | None:
+def _inputs(e: StrategyEntry, program: ProgramSpec, req: CheckRequest, strict: bool) -> tuple[dict[str, Any], list[str]] | None:
     """The program's inputs read from the request (or assumed); None when `strict` is off and
     a required one is missing (a declined strategy then shows no figures)."""
     described = {i.id: i for i in e.inputs}
@@ -199,7 +200,7 @@ def run_check(e: StrategyEntry, public_id: str, version: int, req: CheckRequest,
     read = _inputs(e, program, req, strict=not declined)
     values, assumed = read if read is not None else ({}, [])
     try:
-        figures = program.run(values) if read is not None else {}
+        figures = run(program.name, values) if read is not None else {}
     except InvalidInput as exc:
         raise ProblemError("invalid_inputs", f"Invalid value for '{exc.field}': {exc.message}", param=exc.field) from None
     method = values.get("method", "multiplicative") if any(s.id == "method" for s in program.inputs) else None

@@ -26,9 +26,8 @@ from ingest.content import ContentFile, ContentKind
 from ingest.event_log import EventLog
 from ingest.summary import Summary
 from infra.settings import Settings
-from projections.odds import cards
-from projections.odds.checks import PROGRAMS, read_input
-from projections.odds.exact import InvalidInput
+from schemas import formula_cards as cards
+from schemas.strategy_programs import PROGRAMS
 from schemas.content import EntryError
 from schemas.events import (
     RecipePublished, RecipeRetired, RecipeRevised, StrategyPublished, StrategyRetired, StrategyRevised,
@@ -99,11 +98,6 @@ def program_problem(e: StrategyEntry) -> str | None:
         i = described[spec.id]
         if spec.required and not i.execution_input and i.default is None:
             return f"input {i.id!r} is required: make it an execution input or give it a default"
-        if i.default is not None:
-            try:
-                read_input(spec, i.default, "decimal")
-            except InvalidInput as exc:
-                return f"input {i.id!r}: default {i.default!r} is not valid ({exc.message})"
     names = taken | {f.id for f in program.figures}
     for p in e.preconditions:
         if p.figure not in names:

@@ -23,7 +23,7 @@ from api.resources.versioned import Versioned
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import MARKET_TYPE, Cursor, id_pattern, page_limit, position
-from projections.odds import cards
+from schemas import formula_cards as cards
 from projections.odds.devig import DEFAULT_METHOD
 
 # market details by devig method and the versions of the market's, its game's and its lines' rows

@@ -1,12 +1,10 @@
 """The check programs strategies run (`POST /v1/strategies/{id}:check`): the caller's numbers
 through the engine's own maths, as named figures, each with the formula card it comes from.
 
-A program is the maths of a kind of decision (size a stake, find an arbitrage, measure CLV...).
-It declares its inputs (what the caller may send) and its figures (what it computes); a strategy
-file names its program, describes its inputs (which are execution inputs, what is assumed) and
-states its preconditions as tests on those figures. No formula is written here: every figure
-comes from `bets`, `devig_exact` or `middles`, the same functions the calculations API runs.
-A figure with no card is plain arithmetic on other figures (a count, a product) and says so.
+What each program takes and computes is declared in schemas/strategy_programs.py; here is how it
+computes, keyed by the same names (`RUNNERS`). No formula is written here: every figure comes
+from `bets`, `devig_exact` or `middles`, the same functions the calculations API runs. A figure
+with no card is plain arithmetic on other figures (a count, a product) and says so.
 
 Pure: no I/O, exact rationals throughout (`InvalidInput` names the input that cannot be used).
 """
@@ -14,47 +12,15 @@ Pure: no I/O, exact rationals throughout (`InvalidInput` names the input that ca
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 from projections.odds import bets, devig_exact, middles, prices
-from projections.odds.devig import METHODS
 from projections.odds.exact import InvalidInput, exact
+from schemas.strategy_programs import InputSpec
 
-InputKind = Literal["probability", "price", "prices", "probabilities", "amount", "share", "index", "line", "choice"]
 Value = Fraction | bool | int | tuple | None
 MAX_ITEMS = 100
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    id: str
-    kind: InputKind
-    required: bool  # the program cannot run without it
-    choices: tuple[str, ...] = ()  # for kind "choice"
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    id: str
-    card: str | None  # the formula card it comes from (None: arithmetic on other figures, said in `what`)
-    what: str
-
-
-@dataclass(frozen=True)
-class Program:
-    name: str
-    inputs: tuple[InputSpec, ...]
-    figures: tuple[FigureSpec, ...]
-    run: Callable[[Mapping[str, Any]], dict[str, Value]]
-    sizes_stake: bool = False  # it computes a stake (a caller may ask it to size one)
-
-    def input(self, input_id: str) -> InputSpec | None:
-        return next((i for i in self.inputs if i.id == input_id), None)
-
-    def figure(self, figure_id: str) -> FigureSpec | None:
-        return next((f for f in self.figures if f.id == figure_id), None)
 
 
 # ---- reading inputs ---------------------------------------------------------------------------
@@ -71,8 +37,8 @@ def read_input(spec: InputSpec, raw: Any, price_format: str) -> Any:
     if isinstance(raw, list):
         raise InvalidInput(name, "expected one number, got a list")
     if spec.kind == "choice":
-        if raw not in spec.choices:
-            raise InvalidInput(name, f"expected one of {', '.join(spec.choices)}")
+        if not isinstance(raw, str) or (spec.choices and raw not in spec.choices):
+            raise InvalidInput(name, f"expected one of {', '.join(spec.choices)}" if spec.choices else "expected a name")
         return raw
     if spec.kind == "price":
         return prices.to_decimal(raw, price_format, name)  # type: ignore[arg-type]
@@ -93,12 +59,6 @@ def read_input(spec: InputSpec, raw: Any, price_format: str) -> Any:
 
 
 # ---- the programs -----------------------------------------------------------------------------
-
-_DECIMAL = FigureSpec("decimal_odds", "odds.convert", "the price as decimal odds")
-_BREAK_EVEN = FigureSpec("break_even_probability", "bet.payout", "the win probability at which the price breaks even: 1/d")
-_EDGE = FigureSpec("edge", "bet.ev", "expected return per unit staked at your probability: p d - 1")
-_PROB_EDGE = FigureSpec("probability_edge", "bet.ev", "your probability less the break-even probability")
-
 
 def _ev_figures(d: Fraction, p: Fraction | None) -> dict[str, Value]:
     out: dict[str, Value] = {"decimal_odds": d, "break_even_probability": bets.break_even(d)}
@@ -247,101 +207,12 @@ def _none(v: Mapping[str, Any]) -> dict[str, Value]:
     return {}
 
 
-_P = InputSpec("probability", "probability", True)
-_P_OPT = InputSpec("probability", "probability", False)
-_PRICE = InputSpec("price", "price", True)
-_PRICES = InputSpec("prices", "prices", True)
-_BANKROLL_OPT = InputSpec("bankroll", "amount", False)
-_STAKE_OPT = InputSpec("stake", "amount", False)
-_METHOD = InputSpec("method", "choice", False, METHODS)
-_SELECTION_OPT = InputSpec("selection", "index", False)
-
-PROGRAMS: dict[str, Program] = {p.name: p for p in (
-    Program("kelly", (_P, _PRICE, _BANKROLL_OPT, InputSpec("fraction", "share", False), InputSpec("cap", "share", False)),
-            (_DECIMAL, _BREAK_EVEN, _EDGE, _PROB_EDGE,
-             FigureSpec("full_fraction", "bet.kelly", "Kelly's share of bankroll: (p d - 1) / (d - 1)"),
-             FigureSpec("stake_fraction", "bet.kelly", "the share to stake: full fraction times the multiplier, capped"),
-             FigureSpec("capped", "bet.kelly", "whether the cap cut the stake"),
-             FigureSpec("stake", "bet.kelly", "bankroll times the stake share (null without a bankroll)")),
-            _kelly, sizes_stake=True),
-    Program("flat", (_P, _PRICE, _BANKROLL_OPT, InputSpec("unit", "share", False)),
-            (_DECIMAL, _BREAK_EVEN, _EDGE, _PROB_EDGE,
-             FigureSpec("full_fraction", "bet.kelly", "Kelly's share of bankroll, for comparison with the unit"),
-             FigureSpec("unit", None, "the flat share of bankroll staked on every bet"),
-             FigureSpec("stake", None, "bankroll times the unit (null without a bankroll)")),
-            _flat, sizes_stake=True),
-    Program("ev", (_P_OPT, _PRICE, _STAKE_OPT),
-            (_DECIMAL, _BREAK_EVEN, _EDGE, _PROB_EDGE,
-             FigureSpec("expected_value", "bet.ev", "money won on average at this stake (with probability and stake)")),
-            _ev),
-    Program("shop", (_PRICES, _P_OPT),
-            (FigureSpec("books", None, "how many prices were compared (a count)"),
-             FigureSpec("best_index", None, "the position of the best price in prices, from 0"),
-             FigureSpec("best_price", "odds.convert", "the highest decimal odds"),
-             FigureSpec("break_even_best", "bet.payout", "break-even probability at the best price"),
-             FigureSpec("break_even_worst", "bet.payout", "break-even probability at the worst price"),
-             FigureSpec("break_even_saved", None, "break-even at the worst price less break-even at the best"),
-             FigureSpec("edge_at_best", "bet.ev", "your edge at the best price (with a probability)")),
-            _shop),
-    Program("arbitrage", (_PRICES, _STAKE_OPT),
-            (FigureSpec("booksum", "bet.arbitrage", "the sum of 1/d over the outcomes"),
-             FigureSpec("overround", "odds.overround", "booksum less 1: below zero is an arbitrage"),
-             FigureSpec("is_arbitrage", "bet.arbitrage", "booksum below 1: a profit whatever happens"),
-             FigureSpec("roi", "bet.arbitrage", "the guaranteed return on the total staked: 1/booksum - 1"),
-             FigureSpec("stakes", "bet.arbitrage", "stake per outcome that pays the same on every outcome"),
-             FigureSpec("stake_shares", "bet.arbitrage", "share of the total to stake on each outcome (without a stake)"),
-             FigureSpec("payout", "bet.arbitrage", "what any outcome returns"),
-             FigureSpec("profit", "bet.arbitrage", "payout less the total staked")),
-            _arbitrage),
-    Program("devig", (_PRICES, _METHOD, _SELECTION_OPT, _P_OPT),
-            (FigureSpec("overround", "odds.overround", "how far the implied probabilities sum above 1"),
-             FigureSpec("hold", "odds.overround", "the book's share of money staked in proportion to its prices"),
-             FigureSpec("fair_probabilities", "devig.multiplicative", "each outcome's probability with the margin removed"),
-             FigureSpec("fair_probability", "devig.multiplicative", "the fair probability of your side (with selection)"),
-             FigureSpec("probability_edge_vs_fair", None, "your probability less the fair probability")),
-            _devig),
-    Program("clv", (_PRICE, InputSpec("closing_prices", "prices", False), _SELECTION_OPT,
-                    InputSpec("closing_probability", "probability", False), _METHOD),
-            (_DECIMAL,
-             FigureSpec("closing_probability", "devig.multiplicative", "the no-vig closing probability of your side"),
-             FigureSpec("closing_fair_odds", "bet.clv", "1 / the closing probability"),
-             FigureSpec("clv", "bet.clv", "expected return per unit at the closing fair price"),
-             FigureSpec("probability_edge", "bet.clv", "closing probability less your price's break-even"),
-             FigureSpec("beat_close", "bet.clv", "whether CLV is above zero")),
-            _clv),
-    Program("middle", (InputSpec("kind", "choice", True, ("spread", "total")),
-                       InputSpec("side_a", "choice", True, ("home", "away", "over", "under")),
-                       InputSpec("line_a", "line", True), InputSpec("price_a", "price", True),
-                       InputSpec("stake_a", "amount", True),
-                       InputSpec("side_b", "choice", True, ("home", "away", "over", "under")),
-                       InputSpec("line_b", "line", True), InputSpec("price_b", "price", True),
-                       InputSpec("stake_b", "amount", True), _P_OPT),
-            (FigureSpec("is_middle", "bet.middle", "some final score wins both positions"),
-             FigureSpec("middle_outcomes", "bet.middle", "the scores (margins or totals) where both win"),
-             FigureSpec("profit_if_middle", "bet.middle", "profit when the score lands in the middle"),
-             FigureSpec("worst_profit", "bet.middle", "the worst profit over every score"),
-             FigureSpec("break_even_middle_probability", "bet.middle", "chance of the middle that breaks even"),
-             FigureSpec("middle_probability_edge", None, "your probability of the middle less the break-even one")),
-            _middle),
-    Program("parlay", (_PRICES, InputSpec("probabilities", "probabilities", True), _STAKE_OPT),
-            (FigureSpec("parlay_odds", "bet.parlay", "the product of the legs' decimal odds"),
-             FigureSpec("break_even_probability", "bet.payout", "1 / the parlay's odds"),
-             FigureSpec("joint_probability", None, "the product of your leg probabilities (legs taken as independent)"),
-             FigureSpec("edge", "bet.ev", "expected return per unit at the parlay's odds and the joint probability"),
-             FigureSpec("legs", None, "how many legs (a count)"),
-             FigureSpec("legs_with_edge", "bet.ev", "how many legs have an edge on their own")),
-            _parlay),
-    Program("progression", (InputSpec("base_stake", "amount", True), InputSpec("bankroll", "amount", True), _PRICE, _P_OPT),
-            (_DECIMAL, _BREAK_EVEN, _EDGE, _PROB_EDGE,
-             FigureSpec("losses_to_ruin", None, "losses in a row the bankroll pays for when every loss doubles the stake"),
-             FigureSpec("amount_at_risk", None, "what that run of losses costs: base stake times (2^n - 1)"),
-             FigureSpec("target_win", "bet.payout", "what a series wins when it ends in a win: base stake times (d - 1)"),
-             FigureSpec("ruin_probability_per_series", None, "chance of that many losses in a row: (1 - p)^n")),
-            _progression),
-    Program("none", (), (), _none),
-)}
+RUNNERS: dict[str, Callable[[Mapping[str, Any]], dict[str, Value]]] = {
+    "kelly": _kelly, "flat": _flat, "ev": _ev, "shop": _shop, "arbitrage": _arbitrage, "devig": _devig, "clv": _clv,
+    "middle": _middle, "parlay": _parlay, "progression": _progression, "none": _none,
+}
 
 
-def run(program: Program, values: Mapping[str, Any]) -> dict[str, Value]:
+def run(program: str, values: Mapping[str, Any]) -> dict[str, Value]:
     """The program's figures on read inputs (`read_input`); missing optional inputs are absent."""
-    return program.run(values)
+    return RUNNERS[program](values)

@@ -18,7 +18,7 @@ from api.calc_examples import REQUESTS
 from api.calc_run import CALCULATIONS, decode
 from api.conventions import RG_LINE
 from infra.settings import load_settings
-from projections.odds import cards
+from schemas import formula_cards as cards
 
 NAMES = sorted(CALCULATIONS)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ingest.content import ContentFile as EntryFile
 from ingest.library import check_library, known_entries, library_root, parse_file, plan, read_library
-from projections.odds.cards import CARDS
+from schemas.formula_cards import CARDS
 from projections.reducers.content import reduce_library
 from schemas.events import ReferencePublished, ReferenceRetired, ReferenceRevised, decode, encode
 from schemas.ids import is_id

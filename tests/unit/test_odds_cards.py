@@ -8,7 +8,7 @@ import pytest
 
 from api import calc_run
 from api.calc_examples import REQUESTS
-from projections.odds import cards
+from schemas import formula_cards as cards
 from projections.odds.devig import METHODS
 
 
