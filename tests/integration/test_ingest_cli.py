@@ -66,8 +66,9 @@ def test_sample_load_and_sandbox_play(settings, topics):
     loaded = svc(settings, "sample", "load", "--json")
     assert loaded.returncode == 0, loaded.stderr
     results = json.loads(loaded.stdout)
-    assert len(results) == 11 and results["test/sandbox pre-game"]["accepted"] == 939
+    assert len(results) == 13 and results["test/sandbox pre-game"]["accepted"] == 939
     assert results["live/reference library"]["accepted"] == results["test/reference library"]["accepted"] >= 150
+    assert results["live/strategy registry"]["accepted"] == results["test/strategy registry"]["accepted"] >= 15
     assert results["live/nflverse/games_2023_2025.csv"]["accepted"] == 4033
     played = one_summary(svc(settings, "sandbox", "play", "--speed", "max", "--json"))
     assert played["accepted"] == 5086

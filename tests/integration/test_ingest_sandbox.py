@@ -31,12 +31,13 @@ async def test_sample_load_writes_the_pre_game_then_play_writes_the_day(settings
     assert played.events == len(day.ingame) == 5086
     assert (played.accepted, played.duplicate) == (5086 - 5086 // 3, 5086 // 3)
 
-    # the reference library is loaded into `test` as well (test keys read it): count it apart
-    library = loaded["test/reference library"].accepted
-    assert library > 0
+    # the reference library and the strategy registry are loaded into `test` as well (test keys
+    # read them): count them apart
+    content = loaded["test/reference library"].accepted + loaded["test/strategy registry"].accepted
+    assert loaded["test/reference library"].accepted > 0 and loaded["test/strategy registry"].accepted > 0
     events = [decode(r.value) async for r in read_log(settings, "test")]
-    assert len(events) == 939 + 5086 + library == len({e.event_id for e in events})
-    events = [e for e in events if not type(e).__name__.startswith("Reference")]
+    assert len(events) == 939 + 5086 + content == len({e.event_id for e in events})
+    events = [e for e in events if not type(e).__name__.startswith(("Reference", "Strategy", "Recipe"))]
     assert len(events) == 939 + 5086
     finals = [e for e in events if type(e).__name__ == "GameStateChanged" and e.status == "final"]
     assert len(finals) == 13
