@@ -14,7 +14,7 @@ $(BIN)/python:
 # a projections source changes: a compiled module shadows its source.
 $(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
-	@$(BIN)/python -m projections.compiled
+	@$(BIN)/python -c 'from projections import compiled; compiled.main()'
 	touch $(STAMP)
 
 venv: $(STAMP)

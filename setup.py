@@ -46,6 +46,25 @@ def _remove_builds() -> None:
             built.unlink(missing_ok=True)
     for built in (root / "projections").glob(GROUP.split(".")[-1] + "__mypyc.*"):
         built.unlink(missing_ok=True)
+    (root / "projections" / MANIFEST).unlink(missing_ok=True)
+
+
+MANIFEST = "fold_sources.json"  # beside the build: the hash of each source it was built from
+
+
+def _write_manifest(directory: Path, into: Path | None = None) -> None:
+    """Record what the build was compiled from: at import, projections/compiled.py runs the
+    sources instead of a build whose sources have changed since (see there)."""
+    import hashlib
+    import json
+
+    root = Path(__file__).resolve().parent
+    hashes = {source: hashlib.sha256((root / source).read_bytes()).hexdigest() for source in COMPILED}
+    # and of each built file, so an old build copied in over a new one is caught as well
+    builds = {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+              for path in directory.rglob("*.so")}
+    (into or directory).joinpath(MANIFEST).write_text(json.dumps({"sources": hashes, "builds": builds}, indent=1,
+                                                 sort_keys=True) + "\n")
 
 
 class OptionalBuildExt(build_ext):
@@ -58,6 +77,12 @@ class OptionalBuildExt(build_ext):
             _warn(f"compiling failed ({exc})")
             for output in self.get_outputs():
                 Path(output).unlink(missing_ok=True)
+            return
+        for output in self.get_outputs():
+            if Path(output).name.startswith(GROUP.split(".")[-1] + "__mypyc"):
+                _write_manifest(Path(output).parent)
+                # an editable install copies the builds beside the sources, not this record
+                _write_manifest(Path(output).parent, into=Path(__file__).resolve().parent / "projections")
 
 
 def _extensions() -> list:

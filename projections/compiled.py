@@ -1,19 +1,24 @@
-"""Which projections modules run compiled (mypyc, see setup.py), and which compiled ones are
-older than their source.
+"""Which projections modules run compiled (mypyc, see setup.py), and a guard that a compiled
+module never runs in place of a source that changed after the build.
 
 A compiled module sits beside its source as `name.cpython-311-...so` and Python imports it in
-preference to `name.py`; after an edit the source only counts once the build ran again (`make
-venv`, which `make test` and `make up` run when a source changed). `stale()` names the modules
-where that has not happened yet, so a test run or a projector never uses old code unawares.
-`sources_first()` makes a process import the sources instead (to compare the two).
+preference to `name.py`. The build records the hash of every source it compiled
+(`fold_sources.json`); when the projections package is imported, `guard()` compares them with
+the sources on disk, and if any differs (an edit, a checkout, a planted old build) the whole fold
+runs from its sources instead, with a warning: the compiled modules call each other directly, so
+one stale module can only be bypassed by bypassing all of them. `make venv` rebuilds.
+`sources_first()` makes a process import the sources on purpose (to compare the two).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +53,36 @@ def loaded() -> list[str]:
     )
 
 
+MANIFEST = PACKAGE / "fold_sources.json"  # written by setup.py's build
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def stale() -> list[str]:
-    """Compiled modules whose source changed after they were built."""
-    return [name for name, ext, source in _pairs() if source.stat().st_mtime > ext.stat().st_mtime]
+    """Compiled modules whose source is not the one they were built from (all of them when
+    the build left no record of its sources)."""
+    pairs = _pairs()
+    try:
+        recorded = json.loads(MANIFEST.read_text())
+    except (FileNotFoundError, ValueError):
+        return [name for name, _, _ in pairs]
+    root = PACKAGE.parent
+    sources, builds = recorded.get("sources", {}), recorded.get("builds", {})
+    return [name for name, ext, source in pairs
+            if sources.get(source.relative_to(root).as_posix()) != _digest(source)
+            or builds.get(ext.name) != _digest(ext)]
+
+
+def guard() -> list[str]:
+    """Run the sources instead of a build that does not match them; returns the stale modules."""
+    old = stale()
+    if old and not any(isinstance(f, _SourcesFirst) for f in sys.meta_path):
+        warnings.warn(f"compiled fold built from other sources ({', '.join(old)}): running the sources; "
+                      "`make venv` rebuilds it", RuntimeWarning, stacklevel=2)
+        sources_first()
+    return old
 
 
 class _SourcesFirst(importlib.abc.MetaPathFinder):
@@ -82,7 +114,8 @@ def report() -> dict[str, Any]:
     if not done:
         return {"address": None, "ok": None, "note": "plain Python: installed with SVC_PURE_PYTHON=1 or without a C compiler"}
     if old:
-        return {"address": None, "ok": False, "error": f"older than their sources: {', '.join(old)}; run make venv"}
+        return {"address": None, "ok": None,
+                "note": f"built from other sources ({', '.join(old)}): the sources run instead; make venv rebuilds"}
     return {"address": None, "ok": True, "compiled": len(done)}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,20 +41,46 @@ def test_every_hot_path_module_is_built_and_none_is_stale():
     assert compiled.stale() == []
 
 
-def test_a_source_edited_after_the_build_is_reported_stale(tmp_path, monkeypatch):
+def test_a_build_that_does_not_match_its_record_is_reported_stale(tmp_path, monkeypatch):
     package = tmp_path / "projections"
     (package / "reducers").mkdir(parents=True)
-    for name in ("reducers/markets", "rows"):
-        (package / f"{name}{compiled.SUFFIXES[0]}").write_bytes(b"")
-        source = package / f"{name}.py"
-        source.write_text("")
-        os.utime(source, (1000, 1000))  # explicit times: writes within one clock tick look simultaneous
-    os.utime(package / f"reducers/markets{compiled.SUFFIXES[0]}", (2000, 2000))  # built after its source
-    os.utime(package / f"rows{compiled.SUFFIXES[0]}", (1, 1))  # built long before its source
-    # built after its source: set explicitly, since two writes in a row may share a timestamp
-    # tick in either order
-    later = (package / "reducers/markets.py").stat().st_mtime + 10
-    os.utime(package / f"reducers/markets{compiled.SUFFIXES[0]}", (later, later))
+    so = compiled.SUFFIXES[0]
+    for name in ("reducers/markets", "rows", "batch"):
+        (package / f"{name}{so}").write_bytes(name.encode())
+        (package / f"{name}.py").write_text(f"# {name}\n")
+    record = {"sources": {f"projections/{n}.py": compiled._digest(package / f"{n}.py")
+                          for n in ("reducers/markets", "rows", "batch")},
+              "builds": {f"{Path(n).name}{so}": compiled._digest(package / f"{n}{so}")
+                         for n in ("reducers/markets", "rows", "batch")}}
+    (package / "fold_sources.json").write_text(json.dumps(record))
     monkeypatch.setattr(compiled, "PACKAGE", package)
-    assert compiled.built() == ["projections.reducers.markets", "projections.rows"]
-    assert compiled.stale() == ["projections.rows"]
+    monkeypatch.setattr(compiled, "MANIFEST", package / "fold_sources.json")
+    assert compiled.built() == ["projections.batch", "projections.reducers.markets", "projections.rows"]
+    assert compiled.stale() == []
+    (package / "rows.py").write_text("# rows, edited after the build\n")  # same size, any mtime
+    (package / f"batch{so}").write_bytes(b"an older build copied over")
+    assert compiled.stale() == ["projections.batch", "projections.rows"]
+    (package / "fold_sources.json").unlink()  # no record: nothing can be trusted
+    assert len(compiled.stale()) == 3
+
+
+def test_a_planted_stale_build_cannot_change_what_runs(tmp_path):
+    """Copy the installed package with its build, edit a compiled module's source: importing it
+    runs the edit, not the build (and says so)."""
+    if not compiled.built():
+        return _assert_pure_install()
+    shutil.copytree(ROOT / "projections", tmp_path / "projections",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    rows = tmp_path / "projections" / "rows.py"
+    rows.write_text(rows.read_text() + "\nPLANTED = 'the edited source ran'\n")
+    code = ("import warnings, projections.rows as r, projections.compiled as c\n"
+            "print(r.__file__.endswith('.py'), getattr(r, 'PLANTED', None), c.loaded())")
+    done = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True the edited source ran []", done.stdout
+    assert "running the sources" in done.stderr
+
+
+def _assert_pure_install() -> None:
+    assert os.environ.get("SVC_PURE_PYTHON") == "1"
