@@ -73,6 +73,7 @@ class LogCopy:
         self.writable = writable
         self._sync = WriteOptions()
         self._sync.sync = True
+        self._unsynced = WriteOptions()
         self.partitions: dict[str, int] = {}
         for key, value in db.items(from_key=_TOPIC):
             if not key.startswith(_TOPIC):
@@ -131,12 +132,18 @@ class LogCopy:
         self.db.put(_TOPIC + topic.encode(), _COUNT.pack(partitions), write_opt=self._sync)
         self.partitions[topic] = partitions
 
-    def append(self, batches: list[tuple[str, int, int, bytes]]) -> None:
-        """(topic, partition, base offset, record batch) entries, atomically and synced."""
+    def append(self, batches: list[tuple[str, int, int, bytes]], sync: bool = True) -> None:
+        """(topic, partition, base offset, record batch) entries, atomically. Unsynced, they are
+        written to the store's write-ahead log file when this returns (in the OS's hands: they
+        survive a crash of this process); `sync()` then makes them survive a crash of the machine."""
         wb = WriteBatch(raw_mode=True)
         for topic, partition, base, records in batches:
             wb.put(_prefix(topic, partition) + _OFFSET.pack(base), records)
-        self.db.write(wb, write_opt=self._sync)
+        self.db.write(wb, write_opt=self._sync if sync else self._unsynced)
+
+    def sync(self) -> None:
+        """Everything appended so far onto the disk (fsync of the write-ahead log)."""
+        self.db.flush_wal(True)
 
     def remove(self, batches: list[tuple[str, int, int]]) -> None:
         """Take back entries the broker refused (never acknowledged)."""

@@ -13,10 +13,11 @@
 
 Clients talk to the public port; every request goes to tansu unchanged except produce: its
 record batches are assigned the offsets tansu will give them (the keeper is the only way in,
-and produces are handled one at a time), written to the copy and synced, then forwarded; the
-acknowledgement reaches the producer only after tansu confirmed those offsets. So an
-acknowledged record is on disk, and a consumer never reads a record that is not: tansu gets
-it only after the sync. A refused produce is taken back out of the copy.
+and produces are handled one at a time) and written to the copy's write-ahead log, then
+forwarded while the copy is synced (fsync); the acknowledgement reaches the producer only
+after both, and after tansu confirmed those offsets. So an acknowledged record is on disk, and
+a consumer never reads a record that a crash of our processes could lose: tansu gets it only
+once it is written to the file. A refused produce is taken back out of the copy.
 """
 
 from __future__ import annotations
@@ -221,11 +222,16 @@ class Keeper:
                     entries.append((topic, partition, base, records[start:end]))
                     base += n
                 ends[tp] = base
+            # written before the broker can show it to anyone, synced before it is acknowledged;
+            # the sync (an fsync) runs while the broker appends
             if entries:
-                await asyncio.to_thread(self.copy.append, entries)
+                await asyncio.to_thread(self.copy.append, entries, False)
+            synced = asyncio.ensure_future(asyncio.to_thread(self.copy.sync)) if entries else None
             if request.acks == 0:  # no answer will come (nothing here sends acks=0)
                 up_writer.write(kp.frame(body))
                 await up_writer.drain()
+                if synced is not None:
+                    await synced
                 self.ends = ends
                 return
             fut = asyncio.get_running_loop().create_future()
@@ -236,6 +242,9 @@ class Keeper:
                 response = await asyncio.wait_for(fut, RESPONSE_TIMEOUT)
             except (asyncio.TimeoutError, ConnectionError) as exc:
                 raise Fatal(f"broker gave no answer to a produce: {exc!r}") from exc
+            finally:
+                if synced is not None:
+                    await synced
             results = kp.decode_produce_response(version, response)
             refused = []
             for tp, (error, offset) in results.items():
