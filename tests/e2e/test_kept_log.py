@@ -36,8 +36,7 @@ def observe(stack: Stack, export_path) -> dict:
     """What a user sees: read models over HTTP, the export, the kept log's counts."""
     import httpx
 
-    games = httpx.get(f"{stack.url}/v1/games", params={"competition": "nfl", "season": "2023", "week": 1,
-                                                        "include": "markets"}, timeout=30).json()
+    games = httpx.get(f"{stack.url}/v1/games", params={"competition": "nfl", "season": "2023", "week": 1}, timeout=30).json()
     done = stack.svc("export", str(export_path))
     assert done.returncode == 0, done.stdout + done.stderr
     code, log = stack.svc_json("log", "show")
