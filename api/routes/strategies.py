@@ -11,78 +11,32 @@ Routing note: Litestar matches whole path segments, so the check is served by a 
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
 
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from litestar import Request, get, post
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.enums import MediaType
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
-from litestar.params import Body, PathParameter, QueryParameter
+from litestar.params import Body, HeaderParameter, PathParameter, QueryParameter
 
+from api import idempotency
+from api.access.context import access_of
 from api.conventions import request_id
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError
-from api.queries import strategies as registry_sql
-from api.resources.strategies import (
-    Alternative, Recipe, RecipeList, Strategy, StrategyList, chains_of, check_call, midnight, recipe, recipe_entry,
-    registry_version, runs, strategy, strategy_entry, today,
-)
+from api.registry import not_found, read_registry
+from api.resources.strategies import Recipe, RecipeList, Strategy, StrategyList
 from api.routes._db import read_models
 from api.routes._docs import READ_ERRORS
 from api.strategy_check import CheckRequest, StrategyCheck, run_check
-from schemas.strategies import FAMILY_PATTERN, RecipeEntry, StrategyEntry
+from schemas.strategies import FAMILY_PATTERN
 
 Verdict = Literal["robust", "conditional", "weak", "myth", "prohibited"]
 Route = Literal["execute", "check_then_execute", "warn_first", "decline", "refuse"]
 CHECK_SUFFIX = ":check"
-
-
-@dataclass
-class Registry:
-    strategies: list[tuple[dict, StrategyEntry]]  # (row, entry) in ledger order
-    recipes: list[tuple[dict, RecipeEntry]]  # in chain order
-
-    @property
-    def by_slug(self) -> dict[str, StrategyEntry]:
-        return {e.slug: e for _, e in self.strategies}
-
-    def find(self, ref: str) -> tuple[dict, StrategyEntry] | None:
-        return next(((r, e) for r, e in self.strategies if ref in (e.slug, r["id"])), None)
-
-    def version(self) -> tuple[str, object]:
-        rows = [r for r, _ in self.strategies] + [r for r, _ in self.recipes]
-        newest = max((r["as_of"] for r in rows), default=None)
-        as_of = midnight(newest.date() if newest is not None else today())
-        return registry_version([(r["id"], r["version"]) for r in rows], as_of), as_of
-
-    def alternatives(self) -> dict[str, tuple[str, StrategyEntry]]:
-        return {e.slug: (r["id"], e) for r, e in self.strategies}
-
-    def chains(self):
-        published = self.by_slug
-        return chains_of((e, runs(e, published)) for _, e in self.recipes)
-
-
-async def load(request: Request) -> Registry:
-    async with read_models(request) as (conn, schema):
-        strategy_rows = await registry_sql.strategies(conn, schema)
-        recipe_rows = await registry_sql.recipes(conn, schema)
-    return Registry(
-        [(dict(r), strategy_entry(r)) for r in strategy_rows], [(dict(r), recipe_entry(r)) for r in recipe_rows],
-    )
-
-
-def _strategy(reg: Registry, row: dict, e: StrategyEntry, rid: str, chains=None, alternatives=None) -> Strategy:
-    chains = reg.chains() if chains is None else chains
-    alternatives = reg.alternatives() if alternatives is None else alternatives
-    return strategy(row, e, chains.get(e.slug, []), alternatives, rid, today())
-
-
-def _not_found(ref: str) -> ProblemError:
-    return ProblemError("not_found", f"There is no strategy {ref[:100]!r} in the registry (GET /v1/strategies lists them).",
-                        param="strategy_id")
 
 
 def _ok(container: type, description: str) -> dict:
@@ -108,11 +62,12 @@ async def list_strategies(
     verdict: Annotated[Verdict | None, QueryParameter(description="Verdict.")] = None,
     route: Annotated[Route | None, QueryParameter(description="What a check does.")] = None,
 ) -> StrategyList:
-    reg = await load(request)
+    async with read_models(request) as (conn, schema):
+        reg = await read_registry(conn, schema)
     version, as_of = reg.version()
     chains, alternatives, rid = reg.chains(), reg.alternatives(), request_id(request)
     data = [
-        _strategy(reg, row, e, rid, chains, alternatives) for row, e in reg.strategies
+        reg.strategy(row, e, rid, chains, alternatives) for row, e in reg.strategies
         if (family is None or e.family == family) and (verdict is None or e.verdict == verdict)
         and (route is None or e.route == route)
     ]
@@ -136,11 +91,12 @@ StrategyRef = Annotated[str, PathParameter(
 async def get_strategy(request: Request, strategy_id: StrategyRef) -> Strategy:
     if strategy_id.endswith(CHECK_SUFFIX):
         raise ProblemError("method_not_allowed", "A check is a POST.", headers={"Allow": "POST"})
-    reg = await load(request)
+    async with read_models(request) as (conn, schema):
+        reg = await read_registry(conn, schema)
     found = reg.find(strategy_id)
     if found is None:
-        raise _not_found(strategy_id)
-    return _strategy(reg, *found, request_id(request))
+        raise not_found(strategy_id)
+    return reg.strategy(*found, request_id(request))
 
 
 _CHECK_EXAMPLE = {"inputs": {"probability": "0.55", "price": "2.0", "bankroll": "1000"}, "format": "decimal"}
@@ -175,28 +131,44 @@ _CHECK_EXAMPLE = {"inputs": {"probability": "0.55", "price": "2.0", "bankroll": 
 async def check_strategy(
     request: Request, strategy_id: StrategyRef,
     data: Annotated[CheckRequest, Body(examples=[Example(summary="Kelly at 55% and evens", value=_CHECK_EXAMPLE)])],
-) -> StrategyCheck:
+    idempotency_key: Annotated[str | None, HeaderParameter(
+        name=idempotency.HEADER, max_length=255, required=False,
+        description="Any unique string (1 to 255 visible ASCII): a retry with the same key and body gets the first answer.",
+    )] = None,
+) -> Response:
     if not strategy_id.endswith(CHECK_SUFFIX):
         raise ProblemError("method_not_allowed", "Only GET reads a strategy; a check is "
                            f"POST /v1/strategies/{strategy_id}:check.", headers={"Allow": "GET"})
-    ref = strategy_id[: -len(CHECK_SUFFIX)]
-    reg = await load(request)
-    found = reg.find(ref)
-    if found is None:
-        raise _not_found(ref)
-    row, e = found
-    if data.chain is not None:
-        chain = next((r for _, r in reg.recipes if r.id == data.chain), None)
-        if chain is None or e.slug not in chain.strategies:
-            raise ProblemError("invalid_request", f"{data.chain} is not a recipe that runs {e.slug}.", param="chain")
-    alternative = None
-    if e.alternative is not None:
-        alt = reg.find(e.alternative.strategy)
-        if alt is not None:
-            alt_row, alt_e = alt
-            alternative = Alternative(id=alt_e.slug, public_id=alt_row["id"], name=alt_e.name, verdict=alt_e.verdict,
-                                      why=e.alternative.why, check=check_call(alt_e.slug))
-    return run_check(e, row["id"], row["version"], data, alternative, request_id(request))
+    key = idempotency.check_key(idempotency_key)
+    if key is None:
+        return _json(await _check(request, strategy_id[: -len(CHECK_SUFFIX)], data))
+    access = access_of(request)
+    subject = f"{access.caller.mode}:{access.caller.subject}" if access is not None else "unmetered"
+    digest = idempotency.fingerprint(strategy_id, msgspec.json.encode(data, order="deterministic"))
+    async with read_models(request) as (conn, _):
+        stored = await idempotency.begin(conn, subject, key, "strategies.check", digest)
+    if stored is not None:
+        return Response(stored.body, status_code=stored.status, media_type=MediaType.JSON,
+                        headers={"Idempotent-Replayed": "true"})
+    try:
+        body = msgspec.json.encode(await _check(request, strategy_id[: -len(CHECK_SUFFIX)], data))
+    except BaseException:
+        async with read_models(request) as (conn, _):
+            await idempotency.forget(conn, subject, key)
+        raise
+    async with read_models(request) as (conn, _):
+        await idempotency.finish(conn, subject, key, 200, body)
+    return Response(body, status_code=200, media_type=MediaType.JSON)
+
+
+def _json(result: StrategyCheck) -> Response:
+    return Response(msgspec.json.encode(result), status_code=200, media_type=MediaType.JSON)
+
+
+async def _check(request: Request, ref: str, data: CheckRequest) -> StrategyCheck:
+    async with read_models(request) as (conn, schema):
+        reg = await read_registry(conn, schema)
+    return reg.check(ref, data, request_id(request))
 
 
 @get(
@@ -209,10 +181,11 @@ async def check_strategy(
     tags=["formulas-and-strategies"],
 )
 async def list_recipes(request: Request) -> RecipeList:
-    reg = await load(request)
+    async with read_models(request) as (conn, schema):
+        reg = await read_registry(conn, schema)
     version, as_of = reg.version()
-    published, rid = reg.by_slug, request_id(request)
-    return RecipeList(data=[recipe(row, r, published, rid) for row, r in reg.recipes], has_more=False,
+    rid = request_id(request)
+    return RecipeList(data=[reg.recipe(row, r, rid) for row, r in reg.recipes], has_more=False,
                       next_cursor=None, registry_version=version, as_of=as_of)
 
 
@@ -228,12 +201,13 @@ async def get_recipe(
     request: Request,
     recipe_id: Annotated[str, PathParameter(max_length=10, description="Chain ID: C1 to C46.")],
 ) -> Recipe:
-    reg = await load(request)
-    found = next(((row, r) for row, r in reg.recipes if r.id == recipe_id), None)
+    async with read_models(request) as (conn, schema):
+        reg = await read_registry(conn, schema)
+    found = reg.find_recipe(recipe_id)
     if found is None:
         raise ProblemError("not_found", f"There is no recipe {recipe_id!r} (GET /v1/recipes lists them).",
                            param="recipe_id")
-    return recipe(*found, reg.by_slug, request_id(request))
+    return reg.recipe(*found, request_id(request))
 
 
 ROUTES = [list_strategies, get_strategy, check_strategy, list_recipes, get_recipe]

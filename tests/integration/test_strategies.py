@@ -8,10 +8,13 @@ import shutil
 from contextlib import asynccontextmanager
 from fractions import Fraction
 
+import msgspec
 from litestar.testing import AsyncTestClient
 
 from api.access.store import create_key
 from api.app import create_app
+from api.idempotency import fingerprint
+from api.strategy_check import CheckRequest
 from infra.db import connect
 from ingest.deadletters import read_dead_letters
 from ingest.event_log import open_event_log
@@ -243,3 +246,60 @@ def test_the_command_ingests_the_shipped_registry(settings, topics):
     assert first["dead_lettered"] == 0 and first["accepted"] == first["events"] >= 15
     second = one_summary(svc(settings, "ingest", "strategies", "--json"))
     assert (second["events"], second["accepted"]) == (0, 0)
+
+
+async def test_idempotency_key_returns_the_first_answer(settings, topics, tmp_path):
+    await loaded(settings, tmp_path)
+    async with projector(settings) as p:
+        await run_to_end(p)
+    async with client(settings) as c:
+        path = "/v1/strategies/kelly-criterion:check"
+        body = {"inputs": {"probability": "0.55", "price": "2.0"}}
+        first = await c.post(path, json=body, headers={"Idempotency-Key": "order-1"})
+        again = await c.post(path, json=body, headers={"Idempotency-Key": "order-1"})
+        assert first.status_code == again.status_code == 200
+        assert again.json() == first.json() and again.headers["idempotent-replayed"] == "true"
+        assert "idempotent-replayed" not in first.headers
+        other = await c.post(path, json={"inputs": {"probability": "0.6", "price": "2.0"}},
+                             headers={"Idempotency-Key": "order-1"})
+        assert (other.status_code, other.json()["code"], other.json()["param"]) == (422, "idempotency_key_reused",
+                                                                                      "Idempotency-Key")
+        # a problem is not kept: the key is free for the corrected request
+        missing = await c.post(path, json={"inputs": {}}, headers={"Idempotency-Key": "order-2"})
+        assert missing.status_code == 422
+        fixed = await c.post(path, json=body, headers={"Idempotency-Key": "order-2"})
+        assert fixed.status_code == 200
+        bad = await c.post(path, json=body, headers={"Idempotency-Key": "spaces are not allowed"})
+        assert bad.status_code == 400 and bad.json()["param"] == "Idempotency-Key"
+        # a key in progress: another process claimed it and has not answered yet
+        conn = await connect(settings.database_url)
+        try:
+            subject = await conn.fetchval("SELECT subject FROM access.idempotency_keys WHERE key = 'order-1'")
+            digest = fingerprint("kelly-criterion:check",
+                                 msgspec.json.encode(msgspec.convert(body, CheckRequest), order="deterministic"))
+            await conn.execute("INSERT INTO access.idempotency_keys (subject, key, operation, fingerprint) "
+                               "VALUES ($1, 'order-3', 'strategies.check', $2)", subject, digest)
+        finally:
+            await conn.close()
+        busy = await c.post(path, json=body, headers={"Idempotency-Key": "order-3"})
+        assert (busy.status_code, busy.json()["code"], busy.json()["retryable"]) == (409, "idempotency_in_progress", True)
+
+
+async def test_the_cli_lists_shows_and_checks(settings, topics, tmp_path):
+    import json
+
+    await loaded(settings, tmp_path)
+    async with projector(settings) as p:
+        await run_to_end(p)
+    listed = svc(settings, "strategies", "list", "--family", "B5", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert {s["id"] for s in json.loads(listed.stdout)["data"]} >= {"kelly-criterion", "fractional-kelly"}
+    shown = svc(settings, "strategies", "show", "martingale")
+    assert shown.returncode == 0 and "fractional-kelly" in shown.stdout and "myth" in shown.stdout
+    checked = svc(settings, "strategies", "check", "two-way-arbitrage", "--format", "american",
+                  "--input", "prices=171,-170", "--input", "stake=1000", "--json")
+    assert checked.returncode == 0, checked.stderr
+    result = json.loads(checked.stdout)
+    assert result["route_taken"] == "execute" and any(f["id"] == "is_arbitrage" and f["value"] for f in result["figures"])
+    missing = svc(settings, "strategies", "check", "kelly-criterion", "--input", "price=2.0")
+    assert missing.returncode == 1 and "missing_execution_input (probability)" in missing.stderr.replace("\n", " ")

@@ -1,0 +1,90 @@
+"""The published strategy registry as one value, read whole from the read models (it is small:
+at most 134 strategies and 46 recipes), with what routes and the CLI derive from it: resources,
+the registry version, and a strategy check with its alternative and chain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from api.problems import ProblemError
+from api.queries import strategies as registry_sql
+from api.resources.strategies import (
+    Alternative, ChainRef, Recipe, Strategy, chains_of, check_call, midnight, recipe, recipe_entry, registry_version,
+    runs, strategy, strategy_entry, today,
+)
+from api.strategy_check import CheckRequest, StrategyCheck, run_check
+from schemas.strategies import RecipeEntry, StrategyEntry
+
+
+def not_found(ref: str) -> ProblemError:
+    return ProblemError("not_found", f"There is no strategy {ref[:100]!r} in the registry (GET /v1/strategies lists them).",
+                        param="strategy_id")
+
+
+@dataclass
+class Registry:
+    strategies: list[tuple[dict, StrategyEntry]]  # (row, entry) in ledger order
+    recipes: list[tuple[dict, RecipeEntry]]  # in chain order
+
+    @property
+    def by_slug(self) -> dict[str, StrategyEntry]:
+        return {e.slug: e for _, e in self.strategies}
+
+    def find(self, ref: str) -> tuple[dict, StrategyEntry] | None:
+        """A strategy by its slug or `stg_` ID."""
+        return next(((r, e) for r, e in self.strategies if ref in (e.slug, r["id"])), None)
+
+    def find_recipe(self, chain: str) -> tuple[dict, RecipeEntry] | None:
+        return next(((r, e) for r, e in self.recipes if e.id == chain), None)
+
+    def version(self) -> tuple[str, datetime]:
+        """`registry_version`, and `as_of`: midnight UTC of the newest review."""
+        rows = [r for r, _ in self.strategies] + [r for r, _ in self.recipes]
+        newest = max((r["as_of"] for r in rows), default=None)
+        as_of = midnight(newest.date() if newest is not None else today())
+        return registry_version([(r["id"], r["version"]) for r in rows], as_of), as_of
+
+    def alternatives(self) -> dict[str, tuple[str, StrategyEntry]]:
+        return {e.slug: (r["id"], e) for r, e in self.strategies}
+
+    def chains(self) -> dict[str, list[ChainRef]]:
+        published = self.by_slug
+        return chains_of((e, runs(e, published)) for _, e in self.recipes)
+
+    def strategy(self, row: dict, e: StrategyEntry, request_id: str | None, chains=None, alternatives=None) -> Strategy:
+        chains = self.chains() if chains is None else chains
+        alternatives = self.alternatives() if alternatives is None else alternatives
+        return strategy(row, e, chains.get(e.slug, []), alternatives, request_id, today())
+
+    def recipe(self, row: dict, r: RecipeEntry, request_id: str | None) -> Recipe:
+        return recipe(row, r, self.by_slug, request_id)
+
+    def alternative_of(self, e: StrategyEntry) -> Alternative | None:
+        found = self.find(e.alternative.strategy) if e.alternative is not None else None
+        if found is None or e.alternative is None:
+            return None
+        row, alt = found
+        return Alternative(id=alt.slug, public_id=row["id"], name=alt.name, verdict=alt.verdict, why=e.alternative.why,
+                           check=check_call(alt.slug))
+
+    def check(self, ref: str, data: CheckRequest, request_id: str | None) -> StrategyCheck:
+        found = self.find(ref)
+        if found is None:
+            raise not_found(ref)
+        row, e = found
+        if data.chain is not None:
+            chain = self.find_recipe(data.chain)
+            if chain is None or e.slug not in chain[1].strategies:
+                raise ProblemError("invalid_request", f"{data.chain} is not a recipe that runs {e.slug}.", param="chain")
+        return run_check(e, row["id"], row["version"], data, self.alternative_of(e), request_id)
+
+
+async def read_registry(conn: asyncpg.Connection, schema: str) -> Registry:
+    strategy_rows = await registry_sql.strategies(conn, schema)
+    recipe_rows = await registry_sql.recipes(conn, schema)
+    return Registry(
+        [(dict(r), strategy_entry(r)) for r in strategy_rows], [(dict(r), recipe_entry(r)) for r in recipe_rows],
+    )
