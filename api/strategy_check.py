@@ -252,3 +252,17 @@ def run_check(e: StrategyEntry, public_id: str, version: int, req: CheckRequest,
         on_fail=failed, alternative=alternative if e.verdict in ("weak", "myth") or taken == "decline" else None,
         stake=stake, inputs=echoed, assumed=assumed,
     )
+
+
+def check_example() -> dict:
+    """The documented answer: the shipped Kelly strategy at 55% and evens (a fixed time and request)."""
+    from importlib.resources import files
+
+    from schemas.strategies import load_strategy, strategy_id
+
+    text = files("content").joinpath("strategies/B5/kelly-criterion.toml").read_text(encoding="utf-8")
+    entry = load_strategy("B5", "kelly-criterion", text)
+    request = CheckRequest(inputs={"probability": "0.55", "price": "2.0", "bankroll": "1000"})
+    result = run_check(entry, strategy_id("kelly-criterion"), 1, request, None, "req_0123456789abcdefghjk",
+                       datetime(2026, 11, 26, tzinfo=timezone.utc))
+    return msgspec.to_builtins(result)

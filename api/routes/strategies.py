@@ -31,7 +31,7 @@ from api.registry import not_found, read_registry
 from api.resources.strategies import Recipe, RecipeList, Strategy, StrategyList
 from api.routes._db import read_models
 from api.routes._docs import READ_ERRORS
-from api.strategy_check import CheckRequest, StrategyCheck, run_check
+from api.strategy_check import CheckRequest, StrategyCheck, check_example
 from schemas.strategies import FAMILY_PATTERN
 
 Verdict = Literal["robust", "conditional", "weak", "myth", "prohibited"]
@@ -40,7 +40,9 @@ CHECK_SUFFIX = ":check"
 
 
 def _ok(container: type, description: str) -> dict:
-    return {200: ResponseSpec(data_container=container, description=description), **problem_responses(*READ_ERRORS)}
+    # no generated example: Litestar would make a random one, and the committed document must be stable
+    return {200: ResponseSpec(data_container=container, description=description, generate_examples=False),
+            **problem_responses(*READ_ERRORS)}
 
 
 @get(
@@ -118,7 +120,8 @@ _CHECK_EXAMPLE = {"inputs": {"probability": "0.55", "price": "2.0", "bankroll": 
     ),
     operation_id="strategies_check",
     responses={
-        200: ResponseSpec(data_container=StrategyCheck, description="The check's result."),
+        200: ResponseSpec(data_container=StrategyCheck, description="The check's result.", generate_examples=False,
+                          examples=[Example(summary="Kelly at 55% and evens", value=check_example())]),
         **problem_responses(*READ_ERRORS, "not_found", "missing_execution_input", "invalid_inputs",
                             "not_stake_eligible", "needs_jurisdiction", "idempotency_key_reused",
                             "idempotency_in_progress"),
