@@ -5,7 +5,9 @@ nothing they read has changed.
 A route opts in by naming, in its `opt`, every read-model table its response is built from:
 `opt={..., "read_tables": ("games", "teams", "competitions")}`; the response must depend on
 nothing else but the request's path, query string and dataset (not on the caller, the clock
-or a header). Runs inside access control: a served copy is identified, rate-limited and charged
+or a header), except that a route may declare `"changes_with_time": True` when what it serves
+also depends on the clock (a game whose start has passed with no report becomes
+`result_unknown`): such a response is kept for at most `TIME_BUCKET_SECONDS`. Runs inside access control: a served copy is identified, rate-limited and charged
 like any call, and the access and front-door headers are added around it as usual.
 
 The version is read before the route runs, so a response is kept under the version it may be
@@ -16,12 +18,17 @@ own row-version checks then keep it exact).
 
 from __future__ import annotations
 
+import time
+
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.kept import Kept
 from schemas.datasets import pg_schema
+
+
+TIME_BUCKET_SECONDS = 60
 
 
 def read_version(listener, scope: Scope, tables: tuple[str, ...]) -> tuple | None:
@@ -55,6 +62,8 @@ class ReadCacheMiddleware(ASGIMiddleware):
             await next_app(scope, receive, send)
             return
         store = app_state.kept
+        if scope["route_handler"].opt.get("changes_with_time"):
+            version = (*version, int(time.time()) // TIME_BUCKET_SECONDS)
         key = (scope["path"], scope["query_string"], version)
         kept = store.get(key)
         if kept is not None:

@@ -16,9 +16,35 @@ _TEAM_COLUMNS = ", ".join(
     for side, alias in (("home", "h"), ("away", "a"))
     for col in ("name", "abbreviation", "competition", "provenance", "source", "as_of")
 )
+# A game no source has reported on since its schedule is `scheduled` while its start is still to
+# come, and `result_unknown` once it has passed (a game with only a date: once that day is over):
+# nobody told us it started, ended or was called off (docs/api.md, "Game status"). The read model
+# holds what the sources said; this is decided when the game is read, against the clock.
+_STARTED = "coalesce({g}.kickoff_at, {g}.kickoff_sort + interval '1 day') <= now()"
+SERVED_STATUS = (
+    "CASE WHEN {g}.status = 'scheduled' AND " + _STARTED + " THEN 'result_unknown' ELSE {g}.status END"
+)
+
+
+def served_status(alias: str = "g") -> str:
+    return SERVED_STATUS.format(g=alias)
+
+
+def status_clause(where: Where, statuses: Sequence[str], alias: str = "g") -> None:
+    """Games whose served status is one of `statuses` (indexable: on the stored status first)."""
+    stored = sorted({"scheduled" if s == "result_unknown" else s for s in statuses})
+    started = _STARTED.format(g=alias)
+    parts = [f"{alias}.status = ANY({where.arg(stored)}::text[])"]
+    if "scheduled" in statuses and "result_unknown" not in statuses:
+        parts.append(f"({alias}.status <> 'scheduled' OR NOT {started})")
+    elif "result_unknown" in statuses and "scheduled" not in statuses:
+        parts.append(f"({alias}.status <> 'scheduled' OR {started})")
+    where.clauses.append("(" + " AND ".join(parts) + ")")
+
+
 GAME_COLUMNS = f"""
     g.id, g.name, g.sport, g.competition, g.season, g.week, g.season_type, g.kickoff_at, g.kickoff_date,
-    g.kickoff_sort, g.venue, g.home_team_id, g.away_team_id, g.status, g.score_home, g.score_away,
+    g.kickoff_sort, g.venue, g.home_team_id, g.away_team_id, {served_status()} AS status, g.score_home, g.score_away,
     g.period, g.clock, g.possession, g.last_play, g.state_provenance::text AS state_provenance, g.source,
     g.as_of, g.provenance::text AS provenance,
     {_TEAM_COLUMNS}
@@ -74,12 +100,13 @@ async def list_games(
     if week is not None:
         where.add("g.week = {}", week)
     if status is not None:
-        where.add("g.status = {}", status)
+        status_clause(where, [status])
     if kickoff_from is not None:
         where.add("g.kickoff_sort >= {}", kickoff_from)
     if kickoff_to is not None:
         where.add("g.kickoff_sort < {}", kickoff_to)
-    columns = f"g.id, g.kickoff_sort, {VERSION_COLUMNS}" if versions_only else f"{GAME_COLUMNS}, {VERSION_COLUMNS}"
+    columns = (f"g.id, g.kickoff_sort, {served_status()} AS status, {VERSION_COLUMNS}" if versions_only
+               else f"{GAME_COLUMNS}, {VERSION_COLUMNS}")
     return await conn.fetch(_page_sql(schema, where, after, limit, columns), *where.args)
 
 
@@ -111,7 +138,7 @@ def _day_filters(
     if competition is not None:
         where.add("g.competition = {}", competition)
     if statuses is not None:
-        where.add("g.status = ANY({}::text[])", list(statuses))
+        status_clause(where, statuses)
 
 
 async def slate_games(

@@ -8,6 +8,8 @@ from typing import Sequence
 
 import asyncpg
 
+from api.queries.games import served_status
+
 from api.queries.sql import Where
 
 MARKET_COLUMNS = """
@@ -43,7 +45,7 @@ async def list_markets(
     if after is not None:
         where.add("(m.kind, m.type, m.period, coalesce(m.participant_id, ''), m.id) > ({}, {}, {}, {}, {})", *after)
     return await conn.fetch(
-        f"SELECT {MARKET_COLUMNS}, g.status AS game_status FROM {schema}.markets m "
+        f"SELECT {MARKET_COLUMNS}, {served_status()} AS game_status FROM {schema}.markets m "
         f"JOIN {schema}.games g ON g.id = m.game_id WHERE {where.sql()} "
         f"ORDER BY {MARKET_ORDER} LIMIT {where.arg(limit)}",
         *where.args,
@@ -54,7 +56,7 @@ async def get_market(conn: asyncpg.Connection, schema: str, market_id: str) -> a
     """The market with a summary of its game."""
     return await conn.fetchrow(
         f"SELECT {MARKET_COLUMNS}, g.name AS game_name, g.competition AS game_competition, "
-        f"g.kickoff_at AS game_kickoff_at, coalesce(g.status, 'scheduled') AS game_status "
+        f"g.kickoff_at AS game_kickoff_at, coalesce({served_status()}, 'scheduled') AS game_status "
         f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",
         market_id,
     )
@@ -64,7 +66,7 @@ async def market_versions(conn: asyncpg.Connection, schema: str, market_id: str)
     """The versions (`xmin`, see api.resources.versioned) of every row a market's detail is built
     from: the market, its game, and its lines in line order; None if there is no such market."""
     return await conn.fetchrow(
-        f"SELECT m.xmin::text AS m_version, g.xmin::text AS g_version, "
+        f"SELECT m.xmin::text AS m_version, g.xmin::text AS g_version, {served_status()} AS game_status, "
         f"(SELECT array_agg(l.line_key || ':' || l.xmin::text ORDER BY l.line_key) FROM {schema}.market_lines l "
         f"WHERE l.market_id = m.id) AS l_versions "
         f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",

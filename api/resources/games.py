@@ -16,8 +16,10 @@ from api.resources.stats import StatLine
 from api.resources.versioned import Versioned
 from schemas.wire import game_topic, market_topic
 
-GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
-_STATUSES = {"scheduled", "live", "final", "postponed", "cancelled", "suspended"}
+# spec 2.7's open enum plus `result_unknown`: the start has passed and no source has reported on
+# the game since its schedule (docs/api.md, "Game status"); `scheduled` is still to come
+GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended", "result_unknown"]
+_STATUSES = {"scheduled", "live", "final", "postponed", "cancelled", "suspended", "result_unknown"}
 
 
 class Score(msgspec.Struct, kw_only=True):
@@ -125,7 +127,8 @@ LIST_ITEMS: Versioned[Game] = Versioned()
 
 
 def list_item_key(schema: str, row: Mapping[str, Any]) -> tuple:
-    return (schema, row["id"], row["g_version"], row["h_version"], row["a_version"])
+    # the served status is decided against the clock (api.queries.games), not by the row alone
+    return (schema, row["id"], row["g_version"], row["h_version"], row["a_version"], row["status"])
 
 
 def _with_markets(row: Mapping[str, Any], markets: list[MarketRef]) -> dict[str, Any]:

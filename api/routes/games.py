@@ -21,7 +21,8 @@ from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import COMPETITION_REF, SEASON, Cursor, from_micros, id_pattern, page_limit, position, rfc3339, to_micros
 
-GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
+# `scheduled`: still to come; `result_unknown`: its start has passed and no source reported on it
+GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended", "result_unknown"]
 
 
 @get(
@@ -35,7 +36,8 @@ GameStatusFilter = Literal["scheduled", "live", "final", "postponed", "cancelled
     ),
     responses=responses(GameList, "A page of games.", examples.game_list()),
     # the page is kept by the version of these tables (api/read_cache.py); a `cmp_` filter reads competitions
-    opt={"operation": "games.list", "scope": READ_SCOPES["game"], "price": 1, "read_tables": ("games", "teams", "competitions")},
+    opt={"operation": "games.list", "scope": READ_SCOPES["game"], "price": 1, "read_tables": ("games", "teams", "competitions"),
+         "changes_with_time": True},
     tags=["games-and-markets"],
 )
 async def list_games(

@@ -94,7 +94,8 @@ async def list_markets(
     ),
     responses=responses(MarketDetail, "The market.", examples.market_detail(), "not_found"),
     # the detail is kept by the version of these tables (api/read_cache.py)
-    opt={"operation": "markets.get", "scope": READ_SCOPES["market"], "price": 1, "read_tables": ("markets", "games", "market_lines")},
+    opt={"operation": "markets.get", "scope": READ_SCOPES["market"], "price": 1, "read_tables": ("markets", "games", "market_lines"),
+         "changes_with_time": True},
     tags=["games-and-markets"],
 )
 async def get_market(
@@ -109,7 +110,7 @@ async def get_market(
         # first the versions of the rows the detail is built from; whole rows only when new
         versions = await markets_sql.market_versions(conn, schema, market_id)
         if versions is not None:
-            key = (schema, market_id, devig, versions["m_version"], versions["g_version"],
+            key = (schema, market_id, devig, versions["m_version"], versions["g_version"], versions["game_status"],
                    tuple(versions["l_versions"] or ()))
             item = DETAILS.get(key)
             if item is None:

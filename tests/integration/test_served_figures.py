@@ -1,0 +1,171 @@
+"""Served figures against their source files (issue 20, issue 19 item 12): every live sample file
+through the real pipeline (ingest into the real broker, the projector into real PostgreSQL),
+then read through the API as a client would, each figure checked against a hand computation
+from the file it came from."""
+
+from __future__ import annotations
+
+import csv
+import json
+import secrets
+from datetime import date, datetime, timezone
+from fractions import Fraction
+
+import asyncpg
+import pytest
+from litestar.testing import AsyncTestClient
+
+from api.access.store import create_key
+from api.app import create_app
+from infra.settings import load_settings
+from infra.topics import ensure_topics
+from ingest.event_log import open_event_log
+from ingest.pipeline import ingest
+from ingest.samples import live_files
+from schemas.natural_keys import game_id, player_id, team_id
+from tests.conftest import SESSION_TAG, with_database
+from tests.support.projection_harness import projector, run_to_end
+from tests.support.read_models import SAMPLES
+
+KEY_SECRET = "test-secret"
+
+
+@pytest.fixture(scope="module")
+async def pipeline(broker, pg_server, pg_template, tmp_path_factory):
+    """Every live sample file ingested and projected, and an API client on the result."""
+    name = f"svct_{SESSION_TAG}_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(pg_server)
+    await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}" STRATEGY FILE_COPY')
+    await admin.close()
+    settings = load_settings(
+        env={}, use_stack=False, data_dir=tmp_path_factory.mktemp("svc"), kafka_bootstrap=broker,
+        database_url=with_database(pg_server, name), topic_namespace=f"t{secrets.token_hex(4)}.",
+        topic_partitions=2, key_secret=KEY_SECRET,
+    )
+    await ensure_topics(settings)
+    async with open_event_log(settings, "live") as log:
+        for parse, path in live_files():
+            await ingest(parse(path, datetime.now(timezone.utc)), log)
+    async with projector(settings, "live", relay=False) as p:
+        assert await run_to_end(p) > 0
+    conn = await asyncpg.connect(settings.database_url)
+    key, _ = await create_key(conn, KEY_SECRET.encode(), account="figures", plan="scale",
+                              scopes={"read:odds", "read:players", "read:reference"}, mode="live")
+    await conn.close()
+    async with AsyncTestClient(app=create_app(settings)) as client:
+        client.headers["Authorization"] = f"Bearer {key}"
+        yield client, settings
+    admin = await asyncpg.connect(pg_server)
+    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await admin.close()
+
+
+async def get(client, path, **params):
+    r = await client.get(path, params=params)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def stat_rows(name: str) -> list[dict[str, str]]:
+    with open(SAMPLES / "nflverse" / "player_stats_2024_weeks01-03.csv", newline="") as f:
+        return [r for r in csv.DictReader(f) if r["player_display_name"] == name]
+
+
+def exact(value) -> Fraction:
+    return Fraction(str(value))
+
+
+def close(served, expected: Fraction) -> bool:
+    """Served exactly, or (a decimal that does not terminate) within half a unit of the 12th place."""
+    return abs(exact(served) - expected) <= Fraction(1, 2 * 10**12)
+
+
+# ---- item 1 and 2: season rates and per-game means ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["Justin Jefferson", "Patrick Mahomes", "Travis Kelce", "Saquon Barkley"])
+async def test_season_rate_stats_are_recomputed_from_the_csv(pipeline, name):
+    client, _ = pipeline
+    rows = stat_rows(name)
+    player = await get(client, f"/v1/players/{player_id('nfl', rows[0]['player_id'])}")
+    lines = {s["basis"]: s["stats"] for s in player["season_lines"] if s["season"] == "2024"}
+    total = {k: sum(exact(r[k]) for r in rows if r[k] != "") for k in rows[0] if k in (
+        "passing_yards", "passing_air_yards", "receiving_yards", "receiving_air_yards", "targets", "attempts")}
+    if total["passing_air_yards"] > 0:
+        assert close(lines["rate"]["pacr"], total["passing_yards"] / total["passing_air_yards"])
+    if total["receiving_air_yards"] > 0:
+        assert close(lines["rate"]["racr"], total["receiving_yards"] / total["receiving_air_yards"])
+    team_targets = sum(round(exact(r["targets"]) / exact(r["target_share"])) for r in rows
+                       if r["target_share"] not in ("", "0") and r["targets"] != "0")
+    if team_targets:
+        assert close(lines["rate"]["target_share"], total["targets"] / team_targets)
+        assert exact(lines["rate"]["target_share"]) <= 1
+    for rate in ("pacr", "racr", "target_share", "air_yards_share", "wopr", "dakota"):
+        assert rate not in lines["total"] and rate not in lines["per_game"]
+    # per game: the exact mean (12 places when it does not terminate), never 3 places
+    assert close(lines["per_game"]["attempts"], total["attempts"] / len(rows))
+    assert lines["total"]["targets"] == total["targets"]
+
+
+# ---- item 3: the main line -------------------------------------------------------------------
+
+
+async def test_det_at_kc_2023_week_1_main_spread_is_the_closing_line(pipeline):
+    client, _ = pipeline
+    gid = game_id("nfl", team_id("nfl", "KC"), team_id("nfl", "DET"), date(2023, 9, 7))
+    markets = (await get(client, "/v1/markets", game_id=gid))["data"]
+    spreads = next(m for m in markets if m["type"] == "spreads")
+    detail = await get(client, f"/v1/markets/{spreads['id']}")
+    assert detail["main_point"] == -4.0 and detail["main_line"]["point"] == -4.0  # nflverse spread_line 4.0
+    assert detail["main_line"]["basis"] == "published_line"
+    (preseason,) = detail["alternate_lines"]  # DraftKings' -6.5 of 2023-08-18, one bookmaker: no number
+    assert preseason["point"] == -6.5 and preseason["basis"] == "too_few_books"
+    assert preseason["hold"] is None and all(o["consensus_price"] is None for o in preseason["outcomes"])
+    assert "too_few_books" in preseason["devig_notes"]["flags"]
+
+
+# ---- item 4 and issue 19 item 12: exchanges, and one-book "consensus" ------------------------------
+
+
+async def test_no_exchange_in_the_bills_at_rams_consensus_and_no_one_book_number(pipeline):
+    client, settings = pipeline
+    gid = game_id("nfl", team_id("nfl", "LA"), team_id("nfl", "BUF"), date(2022, 9, 8))
+    markets = (await get(client, "/v1/markets", game_id=gid))["data"]
+    h2h = await get(client, f"/v1/markets/{next(m for m in markets if m['type'] == 'h2h')['id']}")
+    with open(SAMPLES / "oddsapi" / "nfl_2022_h2h_spreads_totals_american.json") as f:
+        event = next(e for e in json.load(f) if e["home_team"] == "Los Angeles Rams")
+    quoting = {b["key"] for b in event["bookmakers"] if any(m["key"] == "h2h" for m in b["markets"])}
+    assert h2h["main_line"]["books"] == len(quoting - {"betfair", "matchbook"}) and "betfair" in quoting
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        # every served line: at least 2 bookmakers, or a published line, or no number at all
+        bad = await conn.fetch(
+            "SELECT market_id, line_key FROM live.market_lines WHERE NOT ("
+            " (basis = 'consensus' AND books >= 2) OR basis = 'published_line'"
+            " OR (basis = 'too_few_books' AND hold IS NULL AND NOT jsonb_path_exists(outcomes, '$[*].price ? (@ != null)')))")
+        assert bad == []
+        # a DraftKings-only market (2023 week 1 file) with no other source serves no number
+        one_book = await conn.fetchval(
+            "SELECT count(*) FROM live.market_lines WHERE basis = 'too_few_books' AND books = 1")
+        assert one_book > 0
+    finally:
+        await conn.close()
+
+
+# ---- item 5: no past game is `scheduled` -----------------------------------------------------------
+
+
+async def test_no_past_game_is_scheduled(pipeline):
+    client, _ = pipeline
+    now = datetime.now(timezone.utc)
+    upcoming = await get(client, "/v1/games", status="scheduled", limit=50)
+    for g in upcoming["data"]:
+        assert g["kickoff_at"] is None or datetime.fromisoformat(g["kickoff_at"].replace("Z", "+00:00")) > now
+    unknown = await get(client, "/v1/games", status="result_unknown", limit=50)
+    assert unknown["data"] and all(g["status"] == "result_unknown" for g in unknown["data"])
+    # the 2021 games known only from odds files come first (they were `scheduled`)
+    first = unknown["data"][0]
+    assert first["kickoff_at"] < "2021-12-31" and first["score"] is None
+    every = await get(client, "/v1/games", limit=50)
+    assert all(g["status"] != "scheduled" or datetime.fromisoformat(g["kickoff_at"].replace("Z", "+00:00")) > now
+               for g in every["data"] if g["kickoff_at"])
