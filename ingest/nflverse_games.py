@@ -61,18 +61,21 @@ class _FileContext:
     def of(cls, rows: list[Row]) -> _FileContext:
         ctx = cls()
         for row in rows:
+            if csv_rows.row_problem(row):
+                continue
             try:
                 home, away = nfl_team(csv_rows.required(row, "home_team")), nfl_team(csv_rows.required(row, "away_team"))
                 at, day = _kickoff(row)
                 season = csv_rows.season(row)
+                sort = kickoff_sort(COMPETITION, at, day)
+                stadium = csv_rows.text(row, "stadium_id")
+                home_game = csv_rows.text(row, "location") == "Home"
             except RECORD_ERRORS:  # the row itself is rejected when it is read
                 continue
-            sort = kickoff_sort(COMPETITION, at, day)
             for t in (home, away):
                 if t.key not in ctx.first_kickoff or sort < ctx.first_kickoff[t.key]:
                     ctx.first_kickoff[t.key] = sort
-            stadium = csv_rows.text(row, "stadium_id")
-            if stadium and csv_rows.text(row, "location") == "Home":
+            if stadium and home_game:
                 ctx.home_stadiums[(season, home.key)].add(stadium)
         return ctx
 

@@ -254,8 +254,8 @@ def _quotes(
     if len(market.outcomes) > 1_000:
         raise _BadMarket(f"{market.key}: {len(market.outcomes)} outcomes")
     for o in market.outcomes:
-        if o.point is not None and (problem := bounds.point_problem(o.point, base)):
-            raise _BadMarket(problem)
+        if o.point is not None and not bounds.point_ok(o.point, base):
+            raise _BadMarket(bounds.point_problem(o.point, base) or "bad point")
     fmt = price_format if price_format != "auto" else prices.infer_format([o.price for o in market.outcomes])
     at = market.last_update or book.last_update
     if problem := bounds.year_problem(at, "last_update"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from schemas.bounds import price_problem
+from schemas.bounds import price_ok, price_problem
 from schemas.events import PriceFormat
 
 ONE = Decimal(1)
@@ -64,7 +64,8 @@ def check_market(prices: Sequence[Decimal], fmt: PriceFormat, exchange: bool) ->
     Exchange lay markets are exempt (their implied probabilities sum below 1 by nature).
     (A check only, so in floats: the prices themselves stay exact.)"""
     for p in prices:
-        check(p, fmt)
+        if not price_ok(p, fmt):
+            check(p, fmt)
     if exchange:
         return
     total = 0.0

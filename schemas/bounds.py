@@ -15,6 +15,7 @@ Pure: imports no I/O.
 from __future__ import annotations
 
 import re
+import typing
 import unicodedata
 from datetime import date, datetime
 from decimal import Decimal
@@ -45,10 +46,9 @@ TEXT_MAX = 2_000  # characters of any other text (headlines, plays, reasons)
 FIELD_MAX = 10_000  # characters of any one raw field of a source record
 RAW_MAX = 65_536  # bytes of the raw record kept in a dead letter (the rest is cut, and says so)
 INT_DIGITS_MAX = 18  # digits of an integer read from text, checked before int() parses it
-NUMBER_CHARS_MAX = 40  # characters of a number read from text
-# significant digits and smallest exponent of a decimal: nflverse's ratios carry 15 to 17
-# digits (3.25828279805137); 1E-30 is finer than anything a sport measures
-DIGITS_MAX = 30
+NUMBER_CHARS_MAX = 40  # characters of a number written out (as read from text, or str() of a decimal)
+# the smallest magnitude of a decimal that is not zero: 1E-30 is finer than anything a sport
+# measures (nflverse's ratios carry 15 to 17 digits, such as 3.25828279805137)
 EXPONENT_MIN = -30
 
 # Unicode categories removed from names and refused in identifiers: control (NUL, ...),
@@ -65,6 +65,8 @@ def _forbidden(c: str) -> bool:
 
 def clean_text(s: str) -> str:
     """NFC, without forbidden characters, whitespace runs collapsed to one space, trimmed."""
+    if s.isascii() and s.isprintable() and "  " not in s and s[:1] != " " and s[-1:] != " ":
+        return s  # the common case: already clean (printable ASCII has no other whitespace)
     s = unicodedata.normalize("NFC", s)
     if not s.isascii() or not s.isprintable():
         s = "".join(c for c in s if not _forbidden(c))
@@ -133,8 +135,7 @@ def number_problem(value: Decimal | int, what: str, limit: Decimal) -> str | Non
         return f"{what} is not a finite number: {value}"
     if abs(value) > limit:
         return f"{what} {_shown(str(value))} is outside ±{limit}"
-    sign, digits, exponent = value.as_tuple()
-    if value and (len(digits) > DIGITS_MAX or exponent < EXPONENT_MIN):  # type: ignore[operator]
+    if not _precise_enough(value):
         return f"{what} {_shown(str(value))} has too many digits"
     return None
 
@@ -150,6 +151,19 @@ def price_problem(price: Decimal, fmt: str) -> str | None:
     if problem is None and price <= 1:
         return f"decimal price {price} is not above 1"
     return problem
+
+
+def price_ok(price: Decimal, fmt: str) -> bool:
+    """`price_problem(price, fmt) is None`, in one expression: it runs for every price."""
+    return (price.is_finite()
+            and (AMERICAN_MIN <= abs(price) <= AMERICAN_MAX if fmt == "american" else 1 < price <= DECIMAL_MAX)
+            and _precise_enough(price))
+
+
+def point_ok(point: Decimal, market_type: str) -> bool:
+    """`point_problem(point, market_type) is None`, in one expression."""
+    return (point.is_finite() and -POINT_MAX <= point <= POINT_MAX and _precise_enough(point)
+            and not (point < 0 and market_type.startswith("totals")))
 
 
 def point_problem(point: Decimal, market_type: str) -> str | None:
@@ -178,86 +192,144 @@ def season_problem(season: str | int, what: str = "season") -> str | None:
 
 
 # ---- the backstop: every field of an event, whatever adapter made it ---------------------------
+# (on every event of every run, so planned once per event type: a run checks about a million
+# fields a minute)
 
 # string fields that are names (shown to people): at most NAME_MAX; other strings TEXT_MAX
 _NAMES = frozenset({
     "name", "book", "book_name", "abbreviation", "venue", "position", "source", "source_id", "team_id", "game_id",
     "player_id", "market_id", "home_team_id", "away_team_id", "participant_id", "selection", "market_type",
     "market_name", "season", "season_type", "status", "period", "clock", "competition", "sport", "event_id",
+    "entry_id", "slug", "kind", "possession",
 })
-# integer fields and their bounds
+# integer fields and their bounds (any other integer: within ±STAT_MAX)
 _INTS = {
     "week": (0, WEEK_MAX), "score_home": (0, SCORE_MAX), "score_away": (0, SCORE_MAX), "season": (YEAR_MIN, YEAR_MAX),
-    "v": (1, 1_000),
 }
+_LIST_MAX = 1_000  # items of a list field (outcomes, aliases, known_by, stats)
+
+
+class _Plan(msgspec.Struct):
+    # (position in the struct's fields, name, ...): values are read with one astuple() call
+    strings: list[tuple[int, str, int]]  # (.., length limit)
+    ints: list[tuple[int, str, int, int]]  # (.., low, high)
+    times: list[tuple[int, str]]
+    decimals: list[tuple[int, str]]
+    lists: list[tuple[int, str]]
+    dicts: list[tuple[int, str]]
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(cls: type) -> _Plan:
+    """Which check each field of an event type gets, from its annotation."""
+    plan = _Plan([], [], [], [], [], [])
+    for i, field in enumerate(msgspec.structs.fields(cls)):
+        name, t = field.name, field.type
+        if typing.get_origin(t) in (list, dict, typing.Literal):
+            parts = (t,)
+        else:  # a union such as `int | None`: its members
+            parts = typing.get_args(t) or (t,)
+        kinds = {str if (o := typing.get_origin(p)) is typing.Literal else o or p for p in parts}
+        if list in kinds:
+            plan.lists.append((i, name))
+        elif dict in kinds:
+            plan.dicts.append((i, name))
+        elif datetime in kinds or date in kinds:
+            plan.times.append((i, name))
+        elif Decimal in kinds:
+            plan.decimals.append((i, name))
+        elif int in kinds:
+            low, high = _INTS.get(name, (-int(STAT_MAX), int(STAT_MAX)))
+            plan.ints.append((i, name, low, high))
+        elif str in kinds:
+            plan.strings.append((i, name, NAME_MAX if name in _NAMES else TEXT_MAX))
+    _PLANS[cls] = plan
+    return plan
 
 
 def event_problem(event: Any) -> str | None:
     """The first field of an event outside the bounds, as a reason; None when all are inside.
     Adapters check their values as they read them (and say which column); this is the last
     check before the log, for every event of every adapter and of replay."""
-    from schemas.events import Outcome, PriceQuoted, StatLineRecorded  # noqa: PLC0415 (events import nothing of ours)
-
-    for field in event.__struct_fields__:
-        value = getattr(event, field)
-        problem = _value_problem(field, value)
-        if problem:
-            return problem
-    if isinstance(event, PriceQuoted):
-        if event.point is not None and (problem := point_problem(event.point, event.market_type)):
-            return problem
-        for outcome in event.outcomes:
-            problem = _outcome_problem(outcome, event.market_type) if isinstance(outcome, Outcome) else "bad outcome"
-            if problem:
-                return problem
-    if isinstance(event, StatLineRecorded):
-        if len(event.stats) > 1_000:
-            return f"{len(event.stats)} stats (at most 1000)"
-        for key, stat in event.stats.items():
-            problem = text_problem(key, "stat name", NAME_MAX) or number_problem(stat, f"stat {key}", STAT_MAX)
-            if problem:
-                return problem
-    return None
-
-
-def _outcome_problem(outcome: Any, market_type: str) -> str | None:
-    for field in ("selection", "name", "participant_id"):
-        value = getattr(outcome, field)
-        if value is not None and (problem := text_problem(value, f"outcome {field}", NAME_MAX)):
-            return problem
-    if problem := price_problem(outcome.price, outcome.price_format):
-        return problem
-    if outcome.point is not None:
-        return point_problem(outcome.point, market_type)
-    return None
-
-
-def _value_problem(field: str, value: Any) -> str | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        return text_problem(value, field, NAME_MAX if field in _NAMES else TEXT_MAX)
-    if isinstance(value, int):
-        low, high = _INTS.get(field, (-int(STAT_MAX), int(STAT_MAX)))
-        return int_problem(value, field, low, high)
-    if isinstance(value, Decimal):
-        return number_problem(value, field, POINT_MAX)
-    if isinstance(value, (datetime, date)):
-        return year_problem(value, field)
-    if isinstance(value, list):
-        if len(value) > 1_000:
-            return f"{field} has {len(value)} items (at most 1000)"
-        for item in value:
+    plan = _PLANS.get(type(event)) or _plan(type(event))
+    values = msgspec.structs.astuple(event)
+    strings = [v for i, _, _ in plan.strings if (v := values[i]) is not None]
+    for i, field, limit in plan.strings:
+        value = values[i]
+        if value is not None and len(value) > limit:
+            return f"{field} is {len(value)} characters long (at most {limit})"
+    for i, field, low, high in plan.ints:
+        value = values[i]
+        if value is not None and not low <= value <= high:
+            return int_problem(value, field, low, high)
+    for i, field in plan.times:
+        value = values[i]
+        if value is not None and not YEAR_MIN <= value.year <= YEAR_MAX:
+            return year_problem(value, field)
+    market_type = getattr(event, "market_type", "")
+    for i, _ in plan.decimals:
+        value = values[i]
+        if value is not None and not point_ok(value, market_type):
+            return point_problem(value, market_type)
+    for i, field in plan.lists:
+        items = values[i]
+        if len(items) > _LIST_MAX:
+            return f"{field} has {len(items)} items (at most {_LIST_MAX})"
+        for item in items:
             if isinstance(item, str):
-                problem = text_problem(item, field, NAME_MAX)
-            elif isinstance(item, msgspec.Struct) and not hasattr(item, "price"):  # KnownBy
-                problem = next((p for f in item.__struct_fields__
-                                if (p := _value_problem(f"{field}.{f}", getattr(item, f)))), None)
-            else:
-                problem = None  # outcomes: checked with their market
-            if problem:
+                if len(item) > NAME_MAX:
+                    return f"{field} is {len(item)} characters long (at most {NAME_MAX})"
+                strings.append(item)
+            elif field == "outcomes":
+                if problem := _outcome_problem(item, market_type, strings):
+                    return problem
+            elif isinstance(item, msgspec.Struct):  # KnownBy: its text fields
+                for part in msgspec.structs.astuple(item):
+                    if isinstance(part, str):
+                        if len(part) > NAME_MAX:
+                            return f"{field} is {len(part)} characters long (at most {NAME_MAX})"
+                        strings.append(part)
+    for i, field in plan.dicts:
+        stats = values[i]
+        if len(stats) > _LIST_MAX:
+            return f"{field} has {len(stats)} items (at most {_LIST_MAX})"
+        for key, stat in stats.items():
+            if not isinstance(key, str) or not isinstance(stat, (int, Decimal)) or isinstance(stat, bool):
+                continue  # only stat lines have a dict field: names to numbers
+            if len(key) > NAME_MAX:
+                return f"{field} name is {len(key)} characters long (at most {NAME_MAX})"
+            strings.append(key)
+            if problem := number_problem(stat, f"{field} {key}", STAT_MAX):
                 return problem
+    # one scan of every string at once: printable text is the rule, a forbidden character rare
+    joined = "".join(strings)
+    if not joined.isprintable():
+        for value in strings:
+            if bad := forbidden_char(value):
+                return f"a text field has a {bad}: {_shown(visible(value))}"
     return None
+
+
+def _outcome_problem(outcome: Any, market_type: str, strings: list[str]) -> str | None:
+    for value in (outcome.selection, outcome.name, outcome.participant_id):
+        if value is not None:
+            if len(value) > NAME_MAX:
+                return f"outcome is {len(value)} characters long (at most {NAME_MAX})"
+            strings.append(value)
+    if not price_ok(outcome.price, outcome.price_format):
+        return price_problem(outcome.price, outcome.price_format)
+    point = outcome.point
+    if point is not None and not point_ok(point, market_type):
+        return point_problem(point, market_type)
+    return None
+
+
+def _precise_enough(value: Decimal) -> bool:
+    """At most NUMBER_CHARS_MAX characters written out, nothing below 1E-30 (zero aside).
+    (Not as_tuple(): it builds a named tuple in Python, and this runs for every price.)"""
+    return len(str(value)) <= NUMBER_CHARS_MAX and (not value or value.adjusted() >= EXPONENT_MIN)
 
 
 # ---- dead letters ----------------------------------------------------------------------------
