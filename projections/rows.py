@@ -33,6 +33,7 @@ from schemas.library import entry_id
 from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.reference import COMPETITIONS, SPORTS
+from schemas.season_dates import season_dates
 from schemas.wire import game_topic, market_topic
 
 REGISTRY_SOURCE = "svc"  # sports and competitions come from our registry
@@ -536,11 +537,16 @@ def reference_rows(refs: dict[tuple[str, str], Origin], out: RowSet) -> None:
                                      normalise(name, slug), as_of))
 
 
-def season_ids(pairs: set[tuple[str, str]]) -> list[tuple[str, str, str, int | None]]:
-    out = []
+def season_ids(pairs: set[tuple[str, str]]) -> list[tuple[str, str, str, int | None, date | None, date | None, str | None]]:
+    """(id, competition, label, year, starts_on, ends_on, source of the dates) per season: the
+    dates from the sourced table (`schemas.season_dates`), never from the games loaded."""
+    out: list[tuple[str, str, str, int | None, date | None, date | None, str | None]] = []
     for competition, label in sorted(pairs):
         year = int(label[:4]) if label[:4].isdigit() else None
-        out.append((season_id(competition, label), competition, label, year))
+        d = season_dates(competition, label)
+        out.append((season_id(competition, label), competition, label, year,
+                    None if d is None else d.starts_on, None if d is None else d.ends_on,
+                    None if d is None else d.source))
     return out
 
 

@@ -98,9 +98,11 @@ async def test_read_models_hold_state_provenance_and_last_seq(settings, topics):
         injury = await conn.fetchrow("SELECT * FROM live.injuries WHERE player_id = $1", P.player_id)
         assert injury["status"] == "Questionable" and injury["source"] == "nflverse"
         season = await conn.fetchrow("SELECT * FROM live.seasons")
-        assert (season["label"], str(season["starts_on"])) == ("2024", "2024-09-05")  # 20:20 New York time
+        assert (season["label"], str(season["starts_on"])) == ("2024", "2024-09-05")  # the kickoff game
         assert season["provenance"] == {"source": "nflverse", "source_ts": "2024-09-05T12:03:00.000000Z",
-                                        "ingest_ts": "2024-09-05T12:00:00.000000Z"}
+                                        "ingest_ts": "2024-09-05T12:00:00.000000Z",
+                                        "dates_source": "Wikipedia, 2024 NFL season (season infobox)"}
+        assert str(season["ends_on"]) == "2025-02-09"  # Super Bowl LIX: from the season table, not the games
         terms = {r["id"]: r["terms"] for r in await conn.fetch("SELECT id, terms FROM live.search_index")}
         assert terms[ev.team("KC").team_id] == "kansas city chiefs kc kc chiefs"
         assert (await conn.fetchval("SELECT count(*) FROM live.outbox")) == 0  # relayed and deleted

@@ -169,3 +169,17 @@ async def test_no_past_game_is_scheduled(pipeline):
     every = await get(client, "/v1/games", limit=50)
     assert all(g["status"] != "scheduled" or datetime.fromisoformat(g["kickoff_at"].replace("Z", "+00:00")) > now
                for g in every["data"] if g["kickoff_at"])
+
+
+# ---- item 6: season dates from a source that states them -----------------------------------------
+
+
+async def test_season_dates_are_the_sourced_ones_not_the_loaded_games(pipeline):
+    client, _ = pipeline
+    competitions = {c["slug"]: c for c in (await get(client, "/v1/competitions"))["data"]}
+    nfl = {s["label"]: s for s in competitions["nfl"]["seasons"]}
+    # only week 10 of 2021 is loaded (an odds file): the season still runs kickoff game to Super Bowl
+    assert (nfl["2021"]["starts_on"], nfl["2021"]["ends_on"]) == ("2021-09-09", "2022-02-13")
+    assert (nfl["2024"]["starts_on"], nfl["2024"]["ends_on"]) == ("2024-09-05", "2025-02-09")
+    epl = {s["label"]: s for s in competitions["epl"]["seasons"]}
+    assert epl["2024-25"]["starts_on"] == "2024-08-16"  # not the first loaded game (2024-08-19)

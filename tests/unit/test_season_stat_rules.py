@@ -138,3 +138,4 @@ def test_stat_text_is_the_exact_value_or_within_half_a_unit_of_the_twelfth_place
     else:
         assert served == value
     assert "e" not in str(text).lower()
+
