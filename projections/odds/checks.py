@@ -84,11 +84,11 @@ def _ev(v: Mapping[str, Any]) -> dict[str, Value]:
 
 
 def _flat(v: Mapping[str, Any]) -> dict[str, Value]:
-    d, p, unit = v["price"], v["probability"], v.get("unit", Fraction(1, 100))
+    d, p, unit = v["price"], v["probability"], v["unit"]
     k = bets.kelly(d, p)
-    out = {**_ev_figures(d, p), "full_fraction": k.full_fraction, "unit": unit,
-           "stake": None if v.get("bankroll") is None else v["bankroll"] * unit}
-    return out
+    return {**_ev_figures(d, p), "full_fraction": k.full_fraction, "unit": unit,
+            "excess_over_kelly": unit - k.full_fraction,
+            "stake": None if v.get("bankroll") is None else v["bankroll"] * unit}
 
 
 def _shop(v: Mapping[str, Any]) -> dict[str, Value]:

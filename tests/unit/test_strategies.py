@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import re
+
 import msgspec
 import pytest
 
@@ -50,10 +52,14 @@ def edit(text: str, old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
+def with_row(text: str, row: int) -> str:
+    """The file with another ledger row (shipped rows move as strategies are added)."""
+    return re.sub(r"^ledger_row = \d+$", f"ledger_row = {row}", text, count=1, flags=re.M)
+
+
 @pytest.mark.parametrize("old,new,reason", [
     ('verdict = "robust"', 'verdict = "prohibited"', r"refused \(route refuse\)"),
     ('route = "check_then_execute"', 'route = "decline"', "not declined outright"),
-    ('ledger_row = 4', 'ledger_row = 135', "ledger_row"),
     ('[[inputs]]\nid = "probability"\nexecution_input = true\n', '[[inputs]]\nid = "probability"\nexecution_input = true\ndefault = "0.5"\n', "never assumed"),
     ('op = ">"\nthreshold = 0\n', 'op = "is_true"\nthreshold = 0\n', "threshold"),
     ('card = "bet.ev"\non_fail', 'card = "bet.parlay"\non_fail', "formulas does not list"),
@@ -64,6 +70,11 @@ def test_the_loader_refuses_with_a_reason(old, new, reason):
         load_strategy("B5", "kelly-criterion", edit(KELLY, old, new))
 
 
+def test_ledger_rows_stay_within_the_ledger():
+    with pytest.raises(EntryError, match="ledger_row"):
+        load_strategy("B5", "kelly-criterion", with_row(KELLY, 135))
+
+
 def test_a_myth_names_its_alternative_and_folders_are_families():
     with pytest.raises(EntryError, match="alternative"):
         load_strategy("B6", "martingale", MARTINGALE.split("[alternative]")[0] + "[evidence]" + MARTINGALE.split("[evidence]")[1])
@@ -72,14 +83,15 @@ def test_a_myth_names_its_alternative_and_folders_are_families():
 
 
 def test_rules_across_files_refuse_only_the_file_that_breaks_them():
-    kelly = parse_strategy("B5/kelly-criterion.toml", KELLY)
-    half = parse_strategy("B5/fractional-kelly.toml", (registry_root() / "strategies/B5/fractional-kelly.toml").read_text())
-    martingale = parse_strategy("B6/martingale.toml", MARTINGALE)
-    early = parse_strategy("B6/early.toml", edit(MARTINGALE, "ledger_row = 6", "ledger_row = 3"))  # B6 before B5's rows
-    extra = parse_strategy("B5/extra.toml", edit(KELLY, '[[inputs]]\nid = "cap"', '[[inputs]]\nid = "luck"'))
-    unknown_card = parse_strategy("B5/card.toml", edit(edit(KELLY, "ledger_row = 4", "ledger_row = 7"),
+    kelly = parse_strategy("B5/kelly-criterion.toml", with_row(KELLY, 4))
+    half = parse_strategy("B5/fractional-kelly.toml",
+                          with_row((registry_root() / "strategies/B5/fractional-kelly.toml").read_text(), 5))
+    martingale = parse_strategy("B6/martingale.toml", with_row(MARTINGALE, 6))
+    early = parse_strategy("B6/early.toml", with_row(MARTINGALE, 3))  # B6 before B5's rows
+    extra = parse_strategy("B5/extra.toml", with_row(edit(KELLY, '[[inputs]]\nid = "cap"', '[[inputs]]\nid = "luck"'), 9))
+    unknown_card = parse_strategy("B5/card.toml", edit(with_row(KELLY, 7),
                                                         'formulas = ["bet.kelly",', 'formulas = ["bet.nothing", "bet.kelly",'))
-    orphan = parse_strategy("B6/orphan.toml", edit(edit(MARTINGALE, "ledger_row = 6", "ledger_row = 8"),
+    orphan = parse_strategy("B6/orphan.toml", edit(with_row(MARTINGALE, 8),
                                                    'strategy = "fractional-kelly"', 'strategy = "martingale"'))
     chain = parse_recipe("C4.toml", (registry_root() / "recipes/C4.toml").read_text())
     lost = parse_recipe("C2.toml", (registry_root() / "recipes/C2.toml").read_text())  # names an arbitrage absent here
