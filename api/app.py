@@ -14,9 +14,9 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
 from litestar.plugins.prometheus import PrometheusController
 
-from api.access.address import trusted_networks
+from access.address import trusted_networks
 from api.access.docs import AccessDocs
-from api.access.limiter import shared_redis
+from access.limiter import shared_redis
 from api.access.middleware import AccessMiddleware
 from api.errors import EXCEPTION_HANDLERS
 from api.front import API_VERSION, FrontDoor

@@ -9,8 +9,8 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, MethodNotAllowedException, NotFoundException, ValidationException
 
-from api.access.headers import www_authenticate
-from api.access.keys import bearer_token
+from access.headers import www_authenticate
+from access.keys import bearer_token
 from api.problems import CODE_BY_STATUS, ECHO_MAX, PROBLEM_MEDIA_TYPE, ProblemError, bounded, build_problem
 
 log = structlog.get_logger("api.errors")

@@ -12,10 +12,10 @@ import asyncpg
 import msgspec
 import structlog
 
-from api.access.headers import retry_after
-from api.access.plans import PLANS, topic_scope
+from access.headers import retry_after
+from access.plans import PLANS, topic_scope
 from api.access.service import DB_ERRORS, AccessService
-from api.access.window import RatePolicy, rate_state
+from access.window import RatePolicy, rate_state
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.queries import wire as wire_sql

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta, timezone
 
 import asyncpg
 
-from api.access.keys import key_digest as ticket_digest  # the same keyed hash as API keys
-from api.access.plans import PLANS
+from access.keys import key_digest as ticket_digest  # the same keyed hash as API keys
+from access.plans import PLANS
 from schemas.ids import is_id, random_id
 
 TICKET_SECONDS = 60  # spec 8: a ticket lives at most 60 seconds

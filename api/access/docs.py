@@ -15,7 +15,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins import ReceiveRoutePlugin
 from litestar.routes import BaseRoute, HTTPRoute
 
-from api.access.plans import KEY_ONLY_SCOPES, UNMETERED_OPERATIONS
+from access.plans import KEY_ONLY_SCOPES, UNMETERED_OPERATIONS
 from api.openapi import problem_responses
 
 HEADERS = {

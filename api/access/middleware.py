@@ -14,10 +14,10 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.access.address import forwarding_chain, header_value
-from api.access.context import Access
-from api.access.headers import access_fields
-from api.access.plans import UNMETERED_OPERATIONS
+from access.address import forwarding_chain, header_value
+from access.context import Access
+from access.headers import access_fields
+from access.plans import UNMETERED_OPERATIONS
 from api.access.service import AccessService
 from api.problems import ProblemError
 

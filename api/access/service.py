@@ -10,7 +10,7 @@ cached key is trusted without a query. While it does not (not yet connected, con
 every call of a cached key checks the key in the database, and a refusal (403, 429) re-reads the
 key first, as before notifications: a revocation is never missed.
 
-Credits are charged against per-process leases (`api/access/leases.py`): a block of the
+Credits are charged against per-process leases (`access/leases.py`): a block of the
 allowance reserved in Postgres with one capped statement, spent here call by call.
 """
 
@@ -27,17 +27,17 @@ from typing import TYPE_CHECKING
 import asyncpg
 import structlog
 
-from api.access.address import address_subject, client_address, forwarding_chain, trusted_networks
-from api.access.context import Caller, CreditState, credit_state
-from api.access.credits import CreditMeter, KeyRevoked
-from api.access.leases import Lease, block_cap
-from api.access.headers import access_headers, retry_after
-from api.access.keys import bearer_token
-from api.access.limiter import Windows
-from api.access.periods import Period, billing_period, day_period
-from api.access.plans import KEY_ONLY_SCOPES, PLANS
-from api.access.store import KeyRecord, verify_key
-from api.access.window import RatePolicy, RateState, rate_state
+from access.address import address_subject, client_address, forwarding_chain, trusted_networks
+from access.context import Caller, CreditState, credit_state
+from access.credits import CreditMeter, KeyRevoked
+from access.leases import Lease, block_cap
+from access.headers import access_headers, retry_after
+from access.keys import bearer_token
+from access.limiter import Windows
+from access.periods import Period, billing_period, day_period
+from access.plans import KEY_ONLY_SCOPES, PLANS
+from access.store import KeyRecord, verify_key
+from access.window import RatePolicy, RateState, rate_state
 from api.problems import ProblemError
 from infra.settings import Settings
 

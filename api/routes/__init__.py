@@ -6,7 +6,7 @@ Each HTTP handler declares what access control needs in `opt`:
 `operation` names the operation (rate-limit resource, metering), `scope` the scope a key must
 hold (None: no scope needed), `price` its credits (spec 8). Handlers without `operation` are
 not metered (docs, metrics). An operation that key-less callers may not reach (answers, wire
-tickets) adds `"credential": "key"`; routes read the caller with `api.access.context.access_of`.
+tickets) adds `"credential": "key"`; routes read the caller with `access.context.access_of`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Annotated
 from litestar import Request, get
 from litestar.params import QueryParameter
 
-from api.access.plans import READ_SCOPES
+from access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
 from api.queries import reference as reference_sql
 from api.resources import examples

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import PathParameter, QueryParameter
 
-from api.access.plans import READ_SCOPES
+from access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
 from api.problems import ProblemError
 from api.queries import games as games_sql

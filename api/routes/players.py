@@ -7,7 +7,7 @@ from typing import Annotated
 from litestar import Request, get
 from litestar.params import PathParameter
 
-from api.access.plans import READ_SCOPES
+from access.plans import READ_SCOPES
 from api.conventions import request_id
 from api.problems import ProblemError
 from api.queries import players as players_sql

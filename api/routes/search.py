@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import QueryParameter
 
-from api.access.plans import READ_SCOPES
+from access.plans import READ_SCOPES
 from api.conventions import encode_cursor
 from api.queries import search as search_sql
 from api.resources import examples

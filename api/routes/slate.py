@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from litestar import Request, get
 from litestar.params import QueryParameter
 
-from api.access.plans import READ_SCOPES
+from access.plans import READ_SCOPES
 from api.conventions import RG_LINE, dataset_of, encode_cursor, request_id
 from api.problems import ProblemError
 from api.queries import games as games_sql

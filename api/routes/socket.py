@@ -24,9 +24,9 @@ import structlog
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from api.access.address import header_value
+from access.address import header_value
 from api.access.middleware import service_for
-from api.access.plans import PLANS
+from access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (

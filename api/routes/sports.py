@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar import Request, get
 
-from api.access.plans import READ_SCOPES
+from access.plans import READ_SCOPES
 from api.conventions import request_id
 from api.queries import reference as reference_sql
 from api.resources import examples

@@ -5,8 +5,8 @@ from __future__ import annotations
 import msgspec
 from litestar import Request, get
 
-from api.access.context import access_of
-from api.access.headers import policy_item
+from access.context import access_of
+from access.headers import policy_item
 from api.front import API_VERSION
 from api.openapi import problem_responses
 

@@ -24,8 +24,8 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, PathParameter, QueryParameter
 from litestar.response import Stream
 
-from api.access.keys import bearer_token
-from api.access.address import header_value
+from access.keys import bearer_token
+from access.address import header_value
 from api.access.middleware import service_for
 from api.openapi import problem_responses
 from api.problems import ProblemError, bounded

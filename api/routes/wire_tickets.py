@@ -23,9 +23,9 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body
 
-from api.access.context import access_of
+from access.context import access_of
 from api.access.middleware import service_for
-from api.access.plans import PLANS, topic_scope
+from access.plans import PLANS, topic_scope
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError, bounded

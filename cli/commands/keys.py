@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
     ) -> None:
         """Create a key and print it once: it cannot be shown again."""
-        from api.access.plans import parse_scopes
-        from api.access.store import KeyRefused, create_key
+        from access.plans import parse_scopes
+        from access.store import KeyRefused, create_key
 
         settings = settings_for(data_dir)
 
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
     ) -> None:
         """List keys (their IDs, never the keys)."""
-        from api.access.store import list_keys
+        from access.store import list_keys
 
         settings = settings_for(data_dir)
 
@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
     ) -> None:
         """Revoke a key: calls with it answer 401 from then on."""
-        from api.access.store import revoke_key
+        from access.store import revoke_key
 
         settings = settings_for(data_dir)
 

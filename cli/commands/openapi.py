@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write the AsyncAPI 3.0 document of the Wire deltas (generated from schemas.wire)."""
         from infra.version import VERSION
-        from schemas.asyncapi import document
+        from wire.asyncapi import document
 
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(msgspec.json.format(msgspec.json.encode(document(VERSION)), indent=2) + b"\n")

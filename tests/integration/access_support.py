@@ -110,7 +110,7 @@ async def serving(settings: Settings):
 
 
 async def make_key(settings: Settings, account: str, plan: str, scopes: set[str], mode: str = "live") -> str:
-    from api.access.store import create_key
+    from access.store import create_key
 
     conn = await asyncpg.connect(settings.database_url)
     try:

@@ -14,8 +14,8 @@ import asyncpg
 import msgspec
 import pytest
 
-from api.access.keys import new_key
-from api.access.store import revoke_key
+from access.keys import new_key
+from access.store import revoke_key
 from infra.settings import load_settings
 from tests.integration.access_support import make_key, problem, redis_url, serving  # noqa: F401
 from tests.support.listening import eventually, listener_of, stop_listening
@@ -491,7 +491,7 @@ async def test_two_processes_leasing_credits_never_overrun_the_allowance(app_set
 
 
 async def test_a_lease_keeps_the_durable_count_within_a_block_and_goes_back_when_idle(app_settings, monkeypatch):
-    import api.access.leases as leases
+    import access.leases as leases
     import api.access.service as service_module
 
     key = await make_key(app_settings, "acme", "free", {"read:odds"})  # 6,000 credits: blocks of up to 6

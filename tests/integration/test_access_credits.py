@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from api.access.credits import CreditMeter
+from access.credits import CreditMeter
 from infra.db import create_pool
 
 

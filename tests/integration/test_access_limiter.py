@@ -9,8 +9,8 @@ import secrets
 import pytest
 import redis.asyncio as aioredis
 
-from api.access.limiter import MemoryWindows, Windows, shared_redis
-from api.access.window import RatePolicy
+from access.limiter import MemoryWindows, Windows, shared_redis
+from access.window import RatePolicy
 from infra.net import free_port
 from tests.integration.access_support import redis_url  # noqa: F401  (fixture)
 

@@ -11,7 +11,7 @@ import sys
 import msgspec
 import structlog
 
-from api.access.keys import new_key
+from access.keys import new_key
 from infra.logs import configure_logging
 from tests.integration.access_support import make_key, redis_url, serving  # noqa: F401
 from tests.integration.test_access_keys_cli import keys as svc_keys

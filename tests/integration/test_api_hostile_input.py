@@ -14,7 +14,7 @@ import pytest
 from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
 
-from api.access.store import create_key
+from access.store import create_key
 from api.app import create_app
 from api.calc_examples import request_example
 from api.problems import CATALOG, DETAIL_MAX, ECHO_MAX

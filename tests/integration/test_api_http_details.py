@@ -16,7 +16,7 @@ import pytest
 from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
 
-from api.access.store import create_key
+from access.store import create_key
 from api.app import create_app
 from api.conventions import CURSOR_TAG_BYTES, cursor_key
 from schemas.datasets import pg_schema

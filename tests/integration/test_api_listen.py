@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 
 import api.listen
-from api.access.store import create_key, revoke_key
+from access.store import create_key, revoke_key
 from api.listen import Listener
 from infra.migrate import apply_dataset_ddl
 from projections.rebuild import swap

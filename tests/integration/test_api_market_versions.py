@@ -9,7 +9,7 @@ import asyncpg
 
 from litestar.testing import AsyncTestClient
 
-from api.access.store import create_key
+from access.store import create_key
 from api.app import create_app
 from infra.settings import load_settings
 from schemas.datasets import pg_schema

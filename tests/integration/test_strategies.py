@@ -11,7 +11,7 @@ from fractions import Fraction
 import msgspec
 from litestar.testing import AsyncTestClient
 
-from api.access.store import create_key
+from access.store import create_key
 from api.app import create_app
 from api.idempotency import fingerprint
 from api.strategy_check import CheckRequest

@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 from websockets.asyncio.client import connect as ws_connect
 
-from api.access.store import revoke_key
+from access.store import revoke_key
 from tests.integration.access_support import make_key, problem
 from tests.integration.test_wire_socket import closed_with, recv
 from tests.integration.test_wire_stream import Events

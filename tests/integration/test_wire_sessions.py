@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import asyncpg
 
-from api.access.store import revoke_key
+from access.store import revoke_key
 from infra.db import create_pool
 from tests.integration.access_support import make_key
 from wire.presence import Presence

@@ -9,7 +9,7 @@ import asyncpg
 import msgspec
 import pytest
 
-from api.access.store import revoke_key
+from access.store import revoke_key
 from schemas.ids import is_id
 from tests.integration.access_support import make_key, problem, redis_url, serving  # noqa: F401
 from wire.tickets import TICKET_SECONDS, redeem_ticket

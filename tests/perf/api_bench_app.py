@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from api.access import plans
+from access import plans
 
 plans.PLANS["scale"] = dataclasses.replace(plans.PLANS["scale"], rate_limit=10**9, credits=10**12)
 

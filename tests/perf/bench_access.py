@@ -24,7 +24,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from api.access.store import create_key
+from access.store import create_key
 from infra.net import free_port, wait_port
 from tests.perf.run import ROOT, BenchContext, Figure
 

@@ -18,7 +18,7 @@ import sys
 
 import asyncpg
 
-from api.access.store import create_key
+from access.store import create_key
 from schemas.natural_keys import market_id
 from tests.perf.run import BenchContext, Figure
 from tests.support import read_models

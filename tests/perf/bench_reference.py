@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import asyncpg
 
-from api.access.store import create_key
+from access.store import create_key
 from tests.perf.bench_api import CONNECTIONS, SECONDS, _measure
 from tests.perf.run import BenchContext, Figure
 from tests.support.library_models import insert_library

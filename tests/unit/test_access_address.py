@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.access.address import (
+from access.address import (
     address_bucket, address_subject, client_address, forwarded_hops, forwarding_chain, trusted_networks,
 )
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from api.access.context import credit_state
-from api.access.headers import access_headers, policy_item, retry_after
-from api.access.periods import day_period
-from api.access.window import LogReading, RatePolicy, rate_state
+from access.context import credit_state
+from access.headers import access_headers, policy_item, retry_after
+from access.periods import day_period
+from access.window import LogReading, RatePolicy, rate_state
 
 # draft-10: a Structured Fields List of Items whose value is a String, with key=integer parameters
 _ITEM = r'"[a-z0-9-]+"(;[a-z][a-z0-9_.*-]*=\d+)+'

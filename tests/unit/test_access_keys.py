@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.access.keys import HANDLE_LENGTH, SECRET_LENGTH, bearer_token, digest_matches, key_digest, new_key, parse_key
+from access.keys import HANDLE_LENGTH, SECRET_LENGTH, bearer_token, digest_matches, key_digest, new_key, parse_key
 from schemas.ids import ALPHABET
 
 SECRET = b"server-secret"

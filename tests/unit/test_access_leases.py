@@ -1,11 +1,11 @@
-"""Credit leases (api/access/leases.py): block sizes within their caps, and what a caller is told."""
+"""Credit leases (access/leases.py): block sizes within their caps, and what a caller is told."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.access.leases import FAST_SECONDS, IDLE_SECONDS, MAX_BLOCK, Lease, block_cap
+from access.leases import FAST_SECONDS, IDLE_SECONDS, MAX_BLOCK, Lease, block_cap
 
 
 def test_small_allowances_are_charged_call_by_call():

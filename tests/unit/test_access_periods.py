@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.access.periods import billing_period, day_period
+from access.periods import billing_period, day_period
 
 UTC = timezone.utc
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.access.plans import ACCOUNT_PLANS, BASE_SCOPES, KEY_ONLY_SCOPES, PLANS, SCOPES, parse_scopes, scopes_refused
+from access.plans import ACCOUNT_PLANS, BASE_SCOPES, KEY_ONLY_SCOPES, PLANS, SCOPES, parse_scopes, scopes_refused
 
 
 def test_limits_and_allowances_are_the_spec_table():

@@ -8,7 +8,7 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.access.window import LogReading, RatePolicy, admit, rate_state
+from access.window import LogReading, RatePolicy, admit, rate_state
 
 calls = st.lists(st.floats(min_value=0, max_value=100, allow_nan=False), min_size=1, max_size=300).map(sorted)
 

@@ -8,10 +8,10 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.access.context import credit_state
-from api.access.headers import access_fields, access_headers, encoded
-from api.access.periods import billing_period, day_period
-from api.access.window import LogReading, RatePolicy, rate_state
+from access.context import credit_state
+from access.headers import access_fields, access_headers, encoded
+from access.periods import billing_period, day_period
+from access.window import LogReading, RatePolicy, rate_state
 from api.changes import Changes
 from api.kept import Kept, KeptStore
 from schemas.ids import RandomIds, is_id

@@ -10,7 +10,7 @@ import msgspec
 from api.app import create_litestar
 from infra.settings import load_settings
 from infra.version import VERSION
-from schemas.asyncapi import document
+from wire.asyncapi import document
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

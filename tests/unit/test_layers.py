@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("cli", "api", "wire", "projections", "ingest", "infra", "schemas")
+PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas")
 LINT = str(Path(sys.executable).with_name("lint-imports"))
 
 

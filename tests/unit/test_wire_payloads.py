@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from projections.reducers import reduce
-from schemas.asyncapi import document
+from wire.asyncapi import document
 from schemas.wire import SnapshotEnvelope, DATA_BY_TYPE, Envelope
 from tests.support import projection_events as ev
 

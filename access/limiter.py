@@ -1,6 +1,6 @@
 """Rate-window stores: Redis (shared by every API process) and in-process (the fallback).
 
-Both run the sliding log of `api.access.window`; Redis does it in one Lua script, which Redis
+Both run the sliding log of `access.window`; Redis does it in one Lua script, which Redis
 executes atomically, against the Redis server's own clock, so processes on hosts with drifting
 clocks still agree. When Redis is configured but fails, calls are counted in-process until it
 answers again (logged): limits then hold per process instead of across processes.
@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 from redis.exceptions import RedisError
 
-from api.access.window import LogReading, RatePolicy, admit
+from access.window import LogReading, RatePolicy, admit
 
 log = structlog.get_logger("api.access")
 REDIS_CONNECTIONS = 32  # per API process; calls beyond them queue for a free one

@@ -6,7 +6,7 @@ calls of one subject, so the allowance is never overrun; the rate limit (at most
 account on the largest plan) keeps that contention low. The price is reserved before the handler
 runs and given back if the response is not 2xx, because only 2xx responses are charged.
 
-API processes charge calls against leases (`api.access.leases`, blocks taken with `take`),
+API processes charge calls against leases (`access.leases`, blocks taken with `take`),
 so most calls run no statement here at all. A caller whose revocation this process cannot hear
 about (its notification listener is down) passes its `key_id`: the statement then charges only
 while the key is unrevoked (`KeyRevoked`).
@@ -24,7 +24,7 @@ import time
 
 import asyncpg
 
-log = logging.getLogger("api.access.credits")
+log = logging.getLogger("access.credits")
 ADDRESS_DAYS = 2  # a day's window, plus a day for callers whose day began elsewhere
 PRUNE_EVERY_SECONDS = 3600.0
 _PRUNE = "DELETE FROM access.usage WHERE subject LIKE 'addr:%' AND updated_at < now() - make_interval(days => $1)"
@@ -107,7 +107,7 @@ class CreditMeter:
     async def take(
         self, subject: str, mode: str, period: str, need: int, want: int, allowance: int, key_id: str | None = None,
     ) -> tuple[int, int]:
-        """A block for a lease (`api.access.leases`): `want` credits, or as many as are left when
+        """A block for a lease (`access.leases`): `want` credits, or as many as are left when
         fewer, but at least `need`: (credits granted, used after the grant); 0 granted when
         not even `need` fits. Each attempt is the capped statement of `charge`, so concurrent
         grants of every process together never pass the allowance."""

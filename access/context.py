@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from api.access.periods import Period
-from api.access.plans import Mode
-from api.access.window import RateState
+from access.periods import Period
+from access.plans import Mode
+from access.window import RateState
 
 Credential = Literal["anonymous", "key"]
 

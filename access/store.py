@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 
 import asyncpg
 
-from api.access.keys import digest_matches, key_digest, new_key, parse_key
-from api.access.plans import ACCOUNT_PLANS, MODES, PLANS, scopes_refused
+from access.keys import digest_matches, key_digest, new_key, parse_key
+from access.plans import ACCOUNT_PLANS, MODES, PLANS, scopes_refused
 from schemas.ids import random_id
 
 

@@ -12,7 +12,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from api.access.plans import Mode
+from access.plans import Mode
 from schemas.ids import ALPHABET
 
 HANDLE_LENGTH = 16

@@ -13,8 +13,8 @@ The `X-RateLimit-*` fields repeat the rate window as status reports it (spec 2.3
 
 from __future__ import annotations
 
-from api.access.context import CreditState
-from api.access.window import RatePolicy, RateState
+from access.context import CreditState
+from access.window import RatePolicy, RateState
 
 
 def _sf_string(value: str) -> str:
