@@ -22,7 +22,7 @@ from litestar.openapi.spec import Example
 from litestar.params import Body, HeaderParameter, PathParameter, QueryParameter
 
 from api import idempotency
-from api.access.context import access_of
+from access.context import access_of
 from api.conventions import request_id
 from api.errors import body_validation_handler
 from api.openapi import problem_responses

@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from litestar.testing import AsyncTestClient
 
-from api.access.store import create_key
+from access.store import create_key
 from api.app import create_app
 from infra.settings import load_settings
 from infra.topics import ensure_topics
