@@ -29,7 +29,8 @@ from wire.limits import OpenConnections
 from wire.presence import Presence
 from wire.messages import Feed
 from wire.snapshots import freshness, game_snapshot, market_snapshot
-from wire.tickets import TicketGrant, redeem_ticket
+from wire.origins import Origins
+from wire.tickets import TicketGrant, redeem_ticket, ticket_kind
 
 log = structlog.get_logger("api.wire")
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
@@ -128,6 +129,22 @@ async def admit_attempt(service: AccessService, address: str) -> None:
             "rate_limited", f"At most {ATTEMPTS.limit} Wire connection attempts per {ATTEMPTS.window} s per address.",
             headers=dict([retry_after(state.reset_after)]), retryable=True,
         )
+
+
+def wire_origins(settings: Any) -> Origins:
+    """Which browser origins may use which kind of ticket (`wire.origins`)."""
+    return Origins.of(settings.wire_origins, settings.wire_first_party_origins, settings.wire_card_origins)
+
+
+async def peek_kind(pool: asyncpg.Pool | None, service: AccessService, ticket: str) -> str | None:
+    """The kind of an unused ticket, not using it; None when unknown (redeeming it will say why)."""
+    if pool is None:
+        return None
+    try:
+        async with pool.acquire() as conn:
+            return await ticket_kind(conn, service.secret, ticket)
+    except DB_ERRORS:
+        raise _unavailable("Wire tickets are") from None
 
 
 async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str, transport: str) -> TicketGrant:

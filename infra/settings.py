@@ -66,9 +66,12 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     key_secret: str | None = None
     # reverse proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs)
     trusted_proxies: str = ""
-    # browser origins allowed to open the Wire socket (comma-separated, e.g. https://app.example.com);
-    # empty: any. Clients that send no Origin (servers, scripts) are not affected
+    # browser origins allowed to use wire tickets (comma-separated, e.g. https://app.example.com), by
+    # the credential that minted them: API keys, the first-party site's session, a card tool
+    # (wire/origins.py). Empty: no browser. Clients that send no Origin (servers, scripts) pass
     wire_origins: str = ""
+    wire_first_party_origins: str = ""
+    wire_card_origins: str = ""
     # Wire streams: seconds between keep-alive pings, and the longest a stream stays open
     wire_ping_seconds: Annotated[float, msgspec.Meta(gt=0)] = 20.0
     wire_max_seconds: Annotated[int, msgspec.Meta(ge=60)] = 86_400
@@ -142,6 +145,8 @@ ENV_VARS: dict[str, str] = {
     "SVC_TRUSTED_PROXIES": "trusted_proxies",
     "SVC_PUBLIC_URL": "public_url",
     "SVC_WIRE_ORIGINS": "wire_origins",
+    "SVC_WIRE_FIRST_PARTY_ORIGINS": "wire_first_party_origins",
+    "SVC_WIRE_CARD_ORIGINS": "wire_card_origins",
     "SVC_WIRE_PING_SECONDS": "wire_ping_seconds",
     "SVC_WIRE_MAX_SECONDS": "wire_max_seconds",
     "SVC_WIRE_RESUME_SECONDS": "wire_resume_seconds",

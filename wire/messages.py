@@ -26,7 +26,7 @@ CLOSE_UNAUTHENTICATED = 4001
 CLOSE_AUTH_TIMEOUT = 4002
 CLOSE_PROTOCOL = 4003
 CLOSE_SESSION_EXPIRED = 4011  # named by the spec: the session expired during resume
-CLOSE_ORIGIN = 4013  # named by the spec: a browser origin not in SVC_WIRE_ORIGINS
+CLOSE_ORIGIN = 4013  # named by the spec: a browser origin not allowed for the ticket's kind (wire.origins)
 CLOSE_FORBIDDEN = 4030  # the key may no longer open the Wire (lacks `wire:connect`)
 CLOSE_HEARTBEAT = 4100  # two pings unanswered
 CLOSE_SLOW_CONSUMER = 4108  # named by the spec
@@ -171,11 +171,3 @@ class Inflow:
             return False
         self._times.append(now)
         return True
-
-
-def origin_allowed(origin: str | None, allowed: str) -> bool:
-    """Whether a socket from this `Origin` may open: any when no list is configured or the
-    client sent no Origin (not a browser); else an exact match (scheme, host and port)."""
-    if origin is None or not allowed.strip():
-        return True
-    return origin.strip().rstrip("/").lower() in {o.strip().rstrip("/").lower() for o in allowed.split(",") if o.strip()}

@@ -35,7 +35,7 @@ def _resumable(since: str) -> str:
 
 
 _COLUMNS = ("s.id, s.key_id, s.account_id, a.plan, s.mode, s.ticket_topics, s.topics, s.expires_at, s.holder, "
-            "k.scopes")
+            "k.scopes, s.kind")
 
 
 @dataclass
@@ -51,7 +51,7 @@ def _session(row: asyncpg.Record) -> Session:
     ticket_topics = row["ticket_topics"]
     grant = TicketGrant(row["key_id"], row["account_id"], row["plan"], row["mode"], "ws",
                         None if ticket_topics is None else tuple(ticket_topics), row["expires_at"],
-                        standing_scopes(row["scopes"], row["plan"]))
+                        standing_scopes(row["scopes"], row["plan"]), row["kind"])
     return Session(row["id"], grant, row["expires_at"], set(row["topics"]), row["holder"])
 
 
@@ -72,9 +72,9 @@ class SessionStore:
             )
             await conn.execute(
                 "INSERT INTO access.wire_sessions (id, key_id, account_id, plan, mode, ticket_topics, expires_at, "
-                "process) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                "process, kind) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 session.session_id, grant.key_id, grant.account_id, grant.plan, grant.mode,
-                None if grant.topics is None else list(grant.topics), session.expires_at, process,
+                None if grant.topics is None else list(grant.topics), session.expires_at, process, grant.kind,
             )
         return session
 
@@ -99,6 +99,11 @@ class SessionStore:
         async with self._pool.acquire() as conn:
             await conn.execute("UPDATE access.wire_sessions SET detached_at = $2 WHERE id = $1 AND holder = $3",
                                session.session_id, now or datetime.now(timezone.utc), session.holder)
+
+    async def kind_of(self, session_id: str) -> str | None:
+        """The kind of ticket a session was opened with (which origins may resume it); None: no such session."""
+        async with self._pool.acquire() as conn:
+            return await conn.fetchval("SELECT kind FROM access.wire_sessions WHERE id = $1", session_id)
 
     async def resume(self, session_id: str, token: str, process: int | None = None,
                      now: datetime | None = None) -> Session | None:

@@ -35,24 +35,27 @@ class TicketGrant:
     # what the key may read now: its scopes that its account's plan allows (read when redeemed or
     # resumed, so a key's standing is never older than its connection's last (re)start)
     scopes: frozenset[str] = frozenset()
+    kind: str = "key"  # the credential that minted it (`wire.origins`): which browser origins may use it
 
 
 async def mint_ticket(
     conn: asyncpg.Connection, secret: bytes, *, key_id: str, account_id: str, plan: str, mode: str,
-    transport: str, topics: list[str] | None, now: datetime | None = None,
+    transport: str, topics: list[str] | None, kind: str = "key", now: datetime | None = None,
 ) -> tuple[str, TicketGrant]:
     """A new ticket (shown once) and what it grants."""
     now = now or datetime.now(timezone.utc)
     ticket = random_id("wire_ticket")
     grant = TicketGrant(key_id, account_id, plan, mode, transport,
-                        None if topics is None else tuple(topics), now + timedelta(seconds=TICKET_SECONDS))
+                        None if topics is None else tuple(topics), now + timedelta(seconds=TICKET_SECONDS),
+                        kind=kind)
     async with conn.transaction():
         await conn.execute("DELETE FROM access.wire_tickets WHERE expires_at < $1", now - KEEP_EXPIRED)
         await conn.execute(
             """INSERT INTO access.wire_tickets
-               (ticket_hash, key_id, account_id, plan, mode, transport, topics, created_at, expires_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""",
+               (ticket_hash, key_id, account_id, plan, mode, transport, topics, created_at, expires_at, kind)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)""",
             ticket_digest(secret, ticket), key_id, account_id, plan, mode, transport, topics, now, grant.expires_at,
+            kind,
         )
     return ticket, grant
 
@@ -72,6 +75,15 @@ async def key_standing(conn: asyncpg.Connection, key_id: str) -> frozenset[str] 
     return None if row is None else standing_scopes(row["scopes"], row["plan"])
 
 
+async def ticket_kind(conn: asyncpg.Connection, secret: bytes, ticket: str) -> str | None:
+    """The kind of an unused ticket, without using it (a socket's upgrade checks its origin by
+    it); None when there is no such ticket."""
+    if not is_id("wire_ticket", ticket):
+        return None
+    return await conn.fetchval("SELECT kind FROM access.wire_tickets WHERE ticket_hash = $1 AND redeemed_at IS NULL",
+                               ticket_digest(secret, ticket))
+
+
 async def redeem_ticket(
     conn: asyncpg.Connection, secret: bytes, ticket: str, transport: str, now: datetime | None = None,
 ) -> TicketGrant | None:
@@ -86,7 +98,7 @@ async def redeem_ticket(
            FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id
            WHERE t.ticket_hash = $1 AND t.redeemed_at IS NULL AND t.expires_at > $2 AND t.transport = $3
              AND k.id = t.key_id AND k.revoked_at IS NULL
-           RETURNING t.key_id, t.account_id, t.plan, t.mode, t.transport, t.topics, t.expires_at,
+           RETURNING t.key_id, t.account_id, t.plan, t.mode, t.transport, t.topics, t.expires_at, t.kind,
                      k.scopes, a.plan AS account_plan""",
         ticket_digest(secret, ticket), now, transport,
     )
@@ -95,4 +107,4 @@ async def redeem_ticket(
     topics = row["topics"]
     return TicketGrant(row["key_id"], row["account_id"], row["account_plan"], row["mode"], row["transport"],
                        None if topics is None else tuple(topics), row["expires_at"],
-                       standing_scopes(row["scopes"], row["account_plan"]))
+                       standing_scopes(row["scopes"], row["account_plan"]), row["kind"])

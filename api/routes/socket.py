@@ -30,8 +30,9 @@ from access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.wire_serving import (
-    DB_ERRORS, DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of, feed_rechecks,
-    live_connections, missed_deltas, process_number, read_freshness, read_snapshot, redeem, still_open, topic_refusal, utc_now,
+    DB_ERRORS, DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of,
+    feed_rechecks, live_connections, missed_deltas, peek_kind, process_number, read_freshness, read_snapshot, redeem,
+    still_open, topic_refusal, utc_now, wire_origins,
 )
 from wire import messages as m
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Inbox, Subscription
@@ -235,8 +236,8 @@ class Connection:
             except ProblemError as exc:
                 await self.error(exc.code, exc.detail, request_id=msg.request_id)
                 return
-            if grant.account_id != self.grant.account_id or grant.mode != self.grant.mode:
-                await self.error("not_entitled", "A refresh ticket must be of the same account and mode.",
+            if (grant.account_id, grant.mode, grant.kind) != (self.grant.account_id, self.grant.mode, self.grant.kind):
+                await self.error("not_entitled", "A refresh ticket must be of the same account, mode and kind.",
                                  request_id=msg.request_id)
                 return
             self.grant = self.session.grant = grant
@@ -359,13 +360,30 @@ async def _close_quietly(socket: WebSocket, code: int, reason: str) -> None:
         pass
 
 
+async def _kind(app_state, service, ticket: str) -> str:
+    """A ticket's kind, not using it; an unknown ticket (redeeming will refuse it) or an unreadable
+    one counts as a key's."""
+    try:
+        return await peek_kind(app_state.pool, service, ticket) or "key"
+    except ProblemError:
+        return "key"
+
+
 @websocket("/v1/wire", opt={"stream": True})
 async def wire_socket(socket: WebSocket) -> None:
     offered = list(socket.scope.get("subprotocols") or [])
     ticket = next((p[len(m.TICKET_SUBPROTOCOL):] for p in offered if p.startswith(m.TICKET_SUBPROTOCOL)), None)
-    await socket.accept(subprotocols=m.SUBPROTOCOL if m.SUBPROTOCOL in offered else None)
     app_state = socket.app.state.app_state
     service = service_for(socket.scope)
+    origin = header_value(socket.scope, b"origin")
+    origins = wire_origins(app_state.settings)
+    # a browser from an origin no ticket (or not the offered ticket's kind) may be used from is
+    # refused before the upgrade: HTTP 403, and the ticket stays unused
+    if not origins.any_allows(origin) or (origin is not None and ticket is not None
+                                          and not origins.allows(await _kind(app_state, service, ticket), origin)):
+        await socket.close(code=m.CLOSE_ORIGIN, reason="origin not allowed")  # before accept: 403
+        return
+    await socket.accept(subprotocols=m.SUBPROTOCOL if m.SUBPROTOCOL in offered else None)
     resume_seconds = app_state.settings.wire_resume_seconds
     sessions = SessionStore(app_state.pool, service.secret, resume_seconds) if app_state.pool is not None else None
     address = service.address_of_scope(socket.scope)
@@ -375,8 +393,6 @@ async def wire_socket(socket: WebSocket) -> None:
     try:
         if m.SUBPROTOCOL not in offered:
             raise _Closed(m.CLOSE_PROTOCOL, f"use subprotocol {m.SUBPROTOCOL}")
-        if not m.origin_allowed(header_value(socket.scope, b"origin"), app_state.settings.wire_origins):
-            raise _Closed(m.CLOSE_ORIGIN, "origin not allowed")
         try:
             await admit_attempt(service, address)
         except ProblemError as exc:
@@ -386,11 +402,15 @@ async def wire_socket(socket: WebSocket) -> None:
         if sessions is None:
             raise _Closed(m.CLOSE_UNAVAILABLE, "no database")
         if isinstance(first, m.Resume):
+            if origin is not None and not origins.allows(await sessions.kind_of(first.session_id) or "key", origin):
+                raise _Closed(m.CLOSE_ORIGIN, "origin not allowed for this session")
             session = await sessions.resume(first.session_id, first.resume_token, await process_number(app_state))
             if session is None:
                 await socket.send_data(m.encode(m.ResumeFailed(topics=sorted(first.last_seq))).decode())
                 raise _Closed(m.CLOSE_SESSION_EXPIRED, "session expired")
         else:
+            if origin is not None and not origins.allows(await _kind(app_state, service, first.ticket), origin):
+                raise _Closed(m.CLOSE_ORIGIN, "origin not allowed for this ticket")
             try:
                 grant = await redeem(app_state.pool, service, first.ticket, "ws")
             except ProblemError as exc:

@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 from websockets.asyncio.client import connect as ws_connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.support import projection_events as ev
 from tests.integration.wire_support import ALLOWED_ORIGIN, all_counted_out, market_now, wire_stack
@@ -200,9 +200,12 @@ async def _refusals_and_close_codes(c, key, base) -> None:
             await ws.send(json.dumps({"op": "auth", "ticket": bad}))
             assert (await recv(ws))["code"] == "unauthenticated"
             assert await closed_with(ws) == 4001
-    # a browser from an origin not allowed: 4013; from the allowed one it gets in
-    async with ws_connect(url, subprotocols=["svc.v1"], origin="https://evil.example") as ws:
-        assert await closed_with(ws) == 4013
+    # a browser from an origin not allowed is refused the upgrade (403); from the allowed one it
+    # gets in (origins per ticket kind: test_wire_origins.py)
+    with pytest.raises(InvalidStatus) as refused:
+        async with ws_connect(url, subprotocols=["svc.v1"], origin="https://evil.example"):
+            pass
+    assert refused.value.response.status_code == 403
     async with ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{(await mint(c, key))['ticket']}"],
                           origin=ALLOWED_ORIGIN) as ws:
         assert (await recv(ws))["op"] == "hello"
