@@ -1,0 +1,129 @@
+"""Make one answer: understand (api.answers.understand, .decide), compute (.compute) and compose
+(.compose). The question lives in this call's locals only: it is never logged, stored, put in
+an error or sent to the database (only short phrases read out of it are looked up)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from api.answers import compose, compute, helplines
+from api.answers import understand as u
+from api.answers.categories import Category
+from api.answers.decide import Named, decide, pick_entities
+from api.answers.facts import Facts
+from api.answers.reads import named_entities
+from api.answers.record import Answer
+from api.queries import library as library_sql
+from projections.search_terms import normalise
+
+# a library entry answers a question when its title or an alias is in the question, or its
+# relevance score (api.queries.library) is at least this (full-text rank plus trigram closeness)
+LIBRARY_MIN_SCORE = 0.9
+
+
+class Refused(Exception):
+    """The question cannot be answered as asked: a catalog problem (needs_league,
+    needs_jurisdiction) whose detail never quotes the question."""
+
+    def __init__(self, code: str, detail: str, param: str | None) -> None:
+        super().__init__(code)
+        self.code, self.detail, self.param = code, detail, param
+
+
+@dataclass(frozen=True)
+class Ask:
+    question: str
+    state: str | None
+    answer_id: str
+    request_id: str | None
+    now: datetime
+    expires_at: datetime | None
+
+
+def _library_match(rows: list, text: str, prefer: set[str] | None) -> list:
+    """Entries that answer the question: named in it (title, alias or slug) or scoring high."""
+    words = f" {normalise(text)} "
+    strong, fair = [], []
+    for row in rows:
+        if prefer and row["kind"] not in prefer:
+            continue
+        names = [row["title"], *(row["aliases"] or ()), row["slug"].replace("-", " ")]
+        if any(f" {normalise(n)} " in words for n in names if normalise(n)):
+            strong.append(row)
+        elif row["score"] >= LIBRARY_MIN_SCORE:
+            fair.append(row)
+    return strong + fair
+
+
+async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
+    r = u.read(ask.question)
+    state = ask.state or (r.states[0] if r.states else None)
+    rg = helplines.rg_line(state)
+    help_url = helplines.HELP_ENTRY
+    common = dict(answer_id=ask.answer_id, created_at=ask.now, rg_line=rg, request_id=ask.request_id,
+                  expires_at=ask.expires_at)
+    if r.league_aware:
+        raise Refused("needs_league", "League-aware answers need a league, its owner's OAuth token with "
+                                      "`read:league` and `league_id`; leagues are not served yet.", "league_id")
+    if r.refusal is not None:
+        return compose.refusal(r.refusal, help_url=help_url, **common)
+    hits = await named_entities(conn, schema, r.phrases) if r.phrases else []
+    named = pick_entities(hits, r.phrases)
+    category, problem = decide(r, named, library_hit=False, law_or_tax=False, jurisdiction=state)
+    library_rows: list = []
+    if category == Category.OUT_OF_SCOPE and problem is None:
+        law_or_tax = bool(r.cues(u.LAW_CUES | u.TAX_CUES))
+        jurisdiction = state or ("US" if r.cues(u.FEDERAL_CUES) else None)
+        prefer = None
+        if law_or_tax:
+            prefer = {"law"} if r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES) else {"tax"} if r.cues(u.TAX_CUES) else None
+        rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question),
+                                          f"US-{state}" if state else ("US" if jurisdiction == "US" else None))
+        library_rows = _library_match(rows, ask.question, prefer) or (
+            _library_match(rows, ask.question, None) if prefer else [])
+        if law_or_tax and state and r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES):
+            entry = await library_sql.get_entry(conn, schema, helplines.law_slug(state))
+            if entry is not None:
+                library_rows = [entry, *[x for x in library_rows if x["id"] != entry["id"]]]
+        category, problem = decide(r, named, library_hit=bool(library_rows), law_or_tax=law_or_tax,
+                                   jurisdiction=jurisdiction)
+    if problem == "needs_jurisdiction":
+        raise Refused("needs_jurisdiction", "Law and tax differ by place: send `state` (two letters, a US state) "
+                                            "or name the state in the question.", "state")
+    if problem == "needs_league":
+        raise Refused("needs_league", "League-aware answers need a league; leagues are not served yet.", "league_id")
+    if category == Category.OUT_OF_SCOPE:
+        return compose.refusal("off_topic", help_url=help_url, **common)
+    try:
+        facts = await _compute(conn, schema, category, r, named, ask.now, library_rows)
+    except compute.NotAnswerable as exc:
+        return compose.refusal("not_found", help_url=help_url, looked_for=exc.looked_for, category=category,
+                               **common)
+    law = await library_sql.published_slugs(conn, schema, [helplines.law_slug(state)]) if state else set()
+    return compose.compose(facts, help_links=helplines.help_links(state, law), **common)
+
+
+async def _compute(conn: asyncpg.Connection, schema: str, category: Category, r: u.Reading, named: Named,
+                   now: datetime, library_rows: list) -> Facts:
+    if category == Category.ODDS_CONVERSION:
+        return compute.conversion(r, now)
+    if category == Category.PAYOUT:
+        return compute.payout(r, now)
+    if category == Category.NO_VIG_HOLD:
+        return compute.no_vig(r, now)
+    if category == Category.MARKET:
+        return await compute.market(conn, schema, r, named, now)
+    if category == Category.GAME:
+        return await compute.game(conn, schema, r, named, now)
+    if category == Category.SLATE:
+        return await compute.slate(conn, schema, r, named, now)
+    if category == Category.PLAYER_STATS:
+        return await compute.player_stats(conn, schema, r, named, now)
+    if category == Category.INJURY_NEWS:
+        return await compute.injury_news(conn, schema, r, named, now)
+    if category == Category.REFERENCE:
+        return compute.reference(library_rows[0], library_rows[1:2])
+    raise compute.NotAnswerable("an answer of this kind")

@@ -1,0 +1,130 @@
+"""The reads an answer needs: names in a question looked up in the search index (close spellings
+found), games by their teams and dates, a game's markets and lines, a player, a day's games, and
+library entries. Read-only SQL over the read models; the question itself is never sent, only the
+short phrases read out of it (api.answers.understand)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+
+import asyncpg
+
+from api.queries import games as games_sql
+from api.queries.search import WORD_SIMILARITY_THRESHOLD
+from api.queries.sql import Where
+
+# a phrase names an entity when it is at least this close to a stretch of the entity's name
+# (pg_trgm word similarity): a one-letter slip in a surname scores about 0.5 ("mahomse")
+NAME_THRESHOLD = max(WORD_SIMILARITY_THRESHOLD, 0.5)
+
+
+async def named_entities(conn: asyncpg.Connection, schema: str, phrases: Sequence[str]) -> list[asyncpg.Record]:
+    """Teams, players and competitions that the phrases name, through the search index (its
+    trigram index on `terms`): per phrase and entity the closeness to the entity's name and to
+    its terms (abbreviations, positions). Best first."""
+    if not phrases:
+        return []
+    sql = f"""
+        SELECT q.phrase, si.id, si.kind, si.name, si.competition, si.terms,
+               word_similarity(q.phrase, si.terms) AS term_score,
+               word_similarity(q.phrase, lower(si.name)) AS name_score,
+               similarity(q.phrase, lower(si.name)) AS whole_score,
+               p.team_id AS player_team_id, p.position AS player_position, si.as_of
+        FROM unnest($1::text[]) AS q(phrase)
+        JOIN {schema}.search_index si ON q.phrase <% si.terms
+        LEFT JOIN {schema}.players p ON si.kind = 'player' AND p.id = si.id
+        WHERE si.kind IN ('team', 'player', 'competition')
+        ORDER BY term_score DESC, name_score DESC, whole_score DESC, si.as_of DESC, si.id
+        LIMIT 200
+    """
+    async with conn.transaction(readonly=True):
+        await conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {NAME_THRESHOLD}")
+        return await conn.fetch(sql, list(phrases))
+
+
+GAME_ROW = f"{games_sql.GAME_COLUMNS}, (SELECT count(*) FROM {{schema}}.markets m WHERE m.game_id = g.id) AS market_count"
+
+
+async def games_for(
+    conn: asyncpg.Connection, schema: str, *, team_ids: Sequence[str], both: bool, competition: str | None,
+    season: str | None, week: int | None, day_from: datetime | None, day_to: datetime | None, limit: int = 400,
+) -> list[asyncpg.Record]:
+    """Games of these teams (both of them, or any), in kickoff order, with how many markets each has."""
+    where = Where()
+    if team_ids:
+        if both and len(team_ids) >= 2:
+            where.add("g.home_team_id = ANY({}::text[]) AND g.away_team_id = ANY({}::text[])",
+                      list(team_ids[:2]), list(team_ids[:2]))
+        else:
+            ids = where.arg(list(team_ids))
+            where.clauses.append(f"(g.home_team_id = ANY({ids}::text[]) OR g.away_team_id = ANY({ids}::text[]))")
+    if competition is not None:
+        where.add("g.competition = {}", competition)
+    if season is not None:
+        where.add("g.season = {}", season)
+    if week is not None:
+        where.add("g.week = {}", week)
+    if day_from is not None:
+        where.add("g.kickoff_sort >= {}", day_from)
+    if day_to is not None:
+        where.add("g.kickoff_sort < {}", day_to)
+    page = f"SELECT * FROM {schema}.games g WHERE {where.sql()} ORDER BY g.kickoff_sort, g.id LIMIT {where.arg(limit)}"
+    sql = f"SELECT {GAME_ROW.format(schema=schema)} FROM {games_sql._teams_of(schema, page)} ORDER BY g.kickoff_sort, g.id"
+    return await conn.fetch(sql, *where.args)
+
+
+async def game_days(conn: asyncpg.Connection, schema: str, around: datetime) -> tuple[datetime | None, datetime | None]:
+    """The kickoffs of the game nearest before and after `around` (the data's calendar)."""
+    row = await conn.fetchrow(
+        f"SELECT (SELECT max(kickoff_sort) FROM {schema}.games WHERE kickoff_sort <= $1) AS before, "
+        f"(SELECT min(kickoff_sort) FROM {schema}.games WHERE kickoff_sort > $1) AS after",
+        around,
+    )
+    return (row["before"], row["after"]) if row else (None, None)
+
+
+async def latest_season(conn: asyncpg.Connection, schema: str, competition: str | None, at: datetime) -> str | None:
+    """The newest season with a game at or before `at` (else the first one after)."""
+    where = "competition = $2" if competition else "$2::text IS NULL"
+    return await conn.fetchval(
+        f"SELECT season FROM {schema}.games WHERE {where} AND season IS NOT NULL "
+        f"ORDER BY (kickoff_sort <= $1) DESC, CASE WHEN kickoff_sort <= $1 THEN kickoff_sort END DESC NULLS LAST, "
+        f"kickoff_sort LIMIT 1",
+        at, competition,
+    )
+
+
+async def markets_with_lines(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
+    """A game's full-game markets with their main line's consensus (registry order)."""
+    return await conn.fetch(
+        f"""
+        SELECT m.id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.main_point, m.books,
+               m.source, m.as_of, l.point, l.books AS line_books, l.hold, l.outcomes, l.methods,
+               l.source AS line_source, l.as_of AS line_as_of
+        FROM {schema}.markets m
+        LEFT JOIN LATERAL (
+            SELECT * FROM {schema}.market_lines l WHERE l.market_id = m.id
+            ORDER BY l.is_main DESC, l.point NULLS FIRST, l.line_key LIMIT 1
+        ) l ON TRUE
+        WHERE m.game_id = $1 AND m.kind = 'game'
+        ORDER BY m.kind, m.type, m.period, coalesce(m.participant_id, ''), m.id
+        """,
+        game_id,
+    )
+
+
+async def day_games(conn: asyncpg.Connection, schema: str, *, starts_at: datetime, ends_at: datetime, day: date,
+                    competition: str | None, limit: int) -> tuple[int, list[asyncpg.Record]]:
+    return await games_sql.slate_games(
+        conn, schema, day=day, starts_at=starts_at, ends_at=ends_at, sport=None, competition=competition,
+        statuses=None, after=None, limit=limit,
+    )
+
+
+async def week_games(conn: asyncpg.Connection, schema: str, *, competition: str, season: str, week: int,
+                     limit: int) -> list[asyncpg.Record]:
+    return await games_sql.list_games(
+        conn, schema, competition=competition, season=season, week=week, status=None, kickoff_from=None,
+        kickoff_to=None, after=None, limit=limit,
+    )
