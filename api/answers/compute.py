@@ -32,7 +32,7 @@ from api.resources.common import utc
 from api.resources.markets import market_line
 from api.resources.odds_display import percent
 from api.resources.stats import stat_line
-from projections.odds import cards
+from schemas import formula_cards as cards
 from projections.odds.devig import DEFAULT_METHOD
 from schemas.wire import game_topic, market_topic
 

@@ -34,6 +34,7 @@ class Entity:
     team_id: str | None = None  # a player's team
     position: str | None = None
     score: float = 0.0
+    weak: bool = False  # named by the first name alone ("Paris"): kept only with a stats or injury cue
     others: tuple[str, ...] = ()  # other entities the same phrase named as closely (for the assumption)
 
 
@@ -100,6 +101,7 @@ def pick_entities(hits: Sequence[Mapping[str, Any]], phrases: Sequence[str]) -> 
             id=top["id"], kind=top["kind"], name=top["name"], competition=top["competition"],
             team_id=top.get("player_team_id") if hasattr(top, "get") else top["player_team_id"],
             position=top["player_position"], score=top_score, others=ties[:3],
+            weak=top["kind"] == "player" and _first_name_only(phrase, top["name"]),
         )
         seen.add(entity.id)
         used |= words
@@ -118,6 +120,11 @@ def _initials_match(phrase: str, name: str) -> bool:
     "Merriweather")."""
     starts = {w[0] for w in name.lower().replace("-", " ").split() if w}
     return all(w[0] in starts for w in phrase.split())
+
+
+def _first_name_only(phrase: str, name: str) -> bool:
+    parts = name.lower().split()
+    return len(phrase.split()) == 1 and len(parts) > 1 and not any(w[0] == phrase[0] for w in parts[1:])
 
 
 Decision = tuple[Category, str | None]  # the category, or a problem code (needs_league, needs_jurisdiction)
@@ -147,7 +154,10 @@ def decide(r: u.Reading, named: Named, *, library_hit: bool, law_or_tax: bool, j
         if market_cue and not r.cues({"score", "scores", "final", "result", "won", "beat", "lost"}):
             return Category.MARKET, None
         return Category.GAME, None
-    if named.players:
+    players = [p for p in named.players if not p.weak or r.cues(u.STATS_CUES | u.INJURY_CUES)]
+    law_or_tax = r.cues(u.LAW_CUES | u.TAX_CUES) > 0
+    if players and not law_or_tax:
+        named.players = players
         if r.cues(u.INJURY_CUES) and not r.cues(u.STATS_CUES - {"season", "did", "points", "line"}):
             return Category.INJURY_NEWS, None
         return Category.PLAYER_STATS, None

@@ -8,23 +8,19 @@ from __future__ import annotations
 
 import tomllib
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 
 from api.answers.understand import US_STATES
 from api.conventions import RG_LINE
+from schemas.cost_line import AGE
 
 HELP_ENTRY = "/v1/reference/us-national-problem-gambling-helpline"
 
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, dict]:
-    import content
-
-    path = Path(content.__file__).resolve().parent / "reference" / "helplines.toml"
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
+    text = resources.files("content.reference").joinpath("helplines.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
 
 
 def rg_line(state: str | None) -> str:
@@ -35,7 +31,7 @@ def rg_line(state: str | None) -> str:
     if not entry or not entry.get("phone"):
         return RG_LINE
     place = US_STATES[state].title()
-    return f"21+ only. Gambling problem? In {place}, call {entry['phone']} ({entry['name']})."
+    return f"{AGE} only. Gambling problem? In {place}, call {entry['phone']} ({entry['name']})."
 
 
 def help_links(state: str | None, law_slugs: set[str]) -> dict[str, str]:

@@ -224,7 +224,7 @@ def normalise(question: str) -> str:
 _MONEY = r"(?:\$|usd ?|£|€|eur ?|gbp ?)"
 _STAKE = re.compile(
     rf"{_MONEY}\s?(\d{{1,9}}(?:,\d{{3}})*(?:\.\d{{1,2}})?)\s?(k\b)?"
-    r"|\b(\d{1,9}(?:\.\d{1,2})?)\s?(?:dollars|bucks|usd|pounds|quid|euros|units?|u)\b"
+    r"|\b(\d{1,9}(?:\.\d{1,2})?)\s?(?:dollars?|bucks?|usd|pounds?|quid|euros?|units?|u)\b"
     r"|\b(?:stake|staking|bet|betting|wager|wagering|risk|risking|put|putting|lay|laying|parlay)\s+(?:of\s+)?(\d{1,9}(?:\.\d{1,2})?)\b(?!\s*(?:/|%|to\b|-\d))"
 )
 _PERCENT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?(?:%|percent\b|pct\b)")

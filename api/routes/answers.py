@@ -61,6 +61,19 @@ class AnswerRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 REQUEST_EXAMPLE = {"question": "What is the hold on -110 / -110?", "state": "NJ"}
 
 
+def answer_example() -> dict:
+    """A real answer, composed by the engine at a fixed time (the calculation categories need no
+    database): the documented example is what the route returns."""
+    from api.answers import compose, compute, helplines, understand
+
+    at = datetime(2026, 10, 5, 18, 0, tzinfo=UTC)
+    facts = compute.no_vig(understand.read(REQUEST_EXAMPLE["question"]), at)
+    answer = compose.compose(facts, answer_id="ans_8k3q2d7r1m4x9c6v5b0n", created_at=at,
+                             rg_line=helplines.rg_line("NJ"), help_links=helplines.help_links("NJ", {"us-nj-sports-betting"}),
+                             request_id="req_5m1x8c3v7b2n9q4r6t0w", expires_at=None)
+    return msgspec.to_builtins(answer)
+
+
 def _checked_state(state: str | None) -> str | None:
     if state is None:
         return None
@@ -97,11 +110,13 @@ async def _events(answer: Answer, problem_for) -> AsyncIterator[bytes]:
             "unauthenticated", "insufficient_scope", "not_entitled", "needs_jurisdiction", "needs_league",
             "method_not_allowed", "rate_limited", "quota_exhausted", "payload_too_large", "service_unavailable",
         ),
-        201: ResponseSpec(data_container=Answer, description="The finished answer."),
-        200: ResponseSpec(data_container=str, media_type="text/event-stream",
+        201: ResponseSpec(data_container=Answer, description="The finished answer.", generate_examples=False,
+                          examples=[Example(summary="The hold of two prices", value=answer_example())]),
+        200: ResponseSpec(data_container=str, media_type="text/event-stream", generate_examples=False,
                           description="With `Accept: text/event-stream`: the answer as server-sent events (spec 6.3)."),
     },
     opt={"operation": "answers.create", "scope": "run:answers", "price": PRICE, "credential": "key"},
+    operation_id="answers_create",
     tags=["answers"],
     exception_handlers={ValidationException: body_validation_handler()},
 )
