@@ -153,10 +153,13 @@ def _market(f: Facts) -> tuple[list[Line], str]:
                 probs.append(f"{o['name']} {_v(f, o['p'])}")
         if not prices:
             continue
-        books = f"across {m['books']} book{'s' if m['books'] != 1 else ''}"
         lead = f"For {w['away']} at {w['home']}, the" if first else "The"
         cites = [game_cite, cite] if first else [cite]
-        lines.append((f"{lead} consensus {m['kind']} {books} is {', '.join(prices)}.", cites))
+        if m["basis"] == "published_line":
+            what = f"published {m['kind']}"
+        else:
+            what = f"consensus {m['kind']} across {m['books']} book{'s' if m['books'] != 1 else ''}"
+        lines.append((f"{lead} {what} is {', '.join(prices)}.", cites))
         first = False
         tail = f" with a hold of {_v(f, m['hold'])}" if "hold" in m else ""
         if probs:

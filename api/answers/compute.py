@@ -26,6 +26,7 @@ from api.answers.categories import Category
 from api.answers.decide import Entity, Named
 from api.answers.facts import Facts, Source, Value
 from api.queries import library as library_sql
+from api.queries import markets as markets_sql
 from api.queries import players as players_sql
 from api.queries import stats as stats_sql
 from api.resources.common import utc
@@ -382,11 +383,16 @@ async def market(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Nam
     facts.links["game"] = f"/v1/games/{row['id']}"
     method = r.devig_method or DEFAULT_METHOD
     card = cards.ref(f"devig.{method}")
-    markets = await reads.markets_with_lines(conn, schema, row["id"])
+    markets = await reads.game_markets(conn, schema, row["id"])
     wanted = r.market_types or {"h2h", "spreads", "totals"}
-    chosen = [m for m in markets if m["type"] in wanted and m["period"] == "full" and m["outcomes"] is not None]
-    if not chosen:
-        chosen = [m for m in markets if m["type"] in wanted and m["outcomes"] is not None]
+    chosen = []
+    for m in sorted(markets, key=lambda m: (m["period"] != "full", ["h2h", "spreads", "totals"].index(m["type"])
+                                            if m["type"] in ("h2h", "spreads", "totals") else 9)):
+        if m["type"] not in wanted or any(c[0]["type"] == m["type"] for c in chosen):
+            continue
+        lines = await markets_sql.market_lines(conn, schema, m["id"])  # the main line first
+        if lines and lines[0]["outcomes"]:
+            chosen.append((m, lines[0]))
     if not chosen:
         raise NotAnswerable(f"consensus prices for {game_label(row)}"
                             + (f" ({', '.join(MARKET_NAMES.get(t, t) for t in sorted(wanted))})" if r.market_types else ""))
@@ -394,13 +400,12 @@ async def market(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Nam
         facts.assume("devig_method", f"No-vig probabilities by the {method} method (the default).")
     facts.words["markets"] = []
     live_game = row["status"] in ("scheduled", "live", "suspended")
-    for m in chosen:
-        line = market_line({"point": m["point"], "is_main": True, "books": m["line_books"], "hold": m["hold"],
-                            "outcomes": m["outcomes"], "methods": m["methods"], "as_of": m["line_as_of"]}, method)
+    for m, line_row in chosen:
+        line = market_line(line_row, method)  # as the market route serves it
         kind = MARKET_NAMES.get(m["type"], m["type"])
         label = f"Consensus {kind}, {game_label(row)}"
         topic = market_topic(m["id"])
-        cite = facts.cite(Source(key=f"market:{m['id']}", kind="market", label=label, source=m["line_source"],
+        cite = facts.cite(Source(key=f"market:{m['id']}", kind="market", label=label, source=line.source,
                                  as_of=line.as_of, ref=m["id"], url=f"/v1/markets/{m['id']}?devig={method}",
                                  formulas=(card, cards.ref("odds.overround"))))
         if live_game:
@@ -415,19 +420,20 @@ async def market(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Nam
                 v = facts.add(Value(f"{key}:price", "consensus_price", f"Consensus price, {name}",
                                     o.consensus_price.decimal,
                                     f"{o.consensus_price.decimal_display} ({o.consensus_price.american_display})",
-                                    "decimal_odds", line.as_of, m["line_source"], cite, live_topic, o.selection))
+                                    "decimal_odds", line.as_of, line.source, cite, live_topic, o.selection))
                 item["price"] = v.key
             if o.no_vig_probability is not None:
                 v = facts.add(Value(f"{key}:p", "no_vig_probability", f"No-vig probability, {name}",
                                     o.no_vig_probability, o.no_vig_probability_display or percent(o.no_vig_probability),
-                                    "probability", line.as_of, m["line_source"], cite, live_topic, o.selection))
+                                    "probability", line.as_of, line.source, cite, live_topic, o.selection))
                 item["p"] = v.key
             outcomes.append(item)
         entry: dict[str, Any] = {"type": m["type"], "kind": kind, "books": line.books, "point": line.point,
+                                 "basis": line.basis,
                                  "outcomes": outcomes, "cite": cite, "id": m["id"]}
         if line.hold is not None:
             v = facts.add(Value(f"{m['type']}:hold", "hold", f"Hold, consensus {kind}", line.hold,
-                                line.hold_display or _pct(line.hold), "probability", line.as_of, m["line_source"], cite,
+                                line.hold_display or _pct(line.hold), "probability", line.as_of, line.source, cite,
                                 live_topic))
             entry["hold"] = v.key
         facts.words["markets"].append(entry)

@@ -95,21 +95,11 @@ async def latest_season(conn: asyncpg.Connection, schema: str, competition: str 
     )
 
 
-async def markets_with_lines(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
-    """A game's full-game markets with their main line's consensus (registry order)."""
+async def game_markets(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
+    """A game's game markets (not props or futures), in registry order."""
     return await conn.fetch(
-        f"""
-        SELECT m.id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.main_point, m.books,
-               m.source, m.as_of, l.point, l.books AS line_books, l.hold, l.outcomes, l.methods,
-               l.source AS line_source, l.as_of AS line_as_of
-        FROM {schema}.markets m
-        LEFT JOIN LATERAL (
-            SELECT * FROM {schema}.market_lines l WHERE l.market_id = m.id
-            ORDER BY l.is_main DESC, l.point NULLS FIRST, l.line_key LIMIT 1
-        ) l ON TRUE
-        WHERE m.game_id = $1 AND m.kind = 'game'
-        ORDER BY m.kind, m.type, m.period, coalesce(m.participant_id, ''), m.id
-        """,
+        f"SELECT m.id, m.kind, m.type, m.period, m.participant_id, m.name, m.status FROM {schema}.markets m "
+        f"WHERE m.game_id = $1 AND m.kind = 'game' ORDER BY m.type, m.period, coalesce(m.participant_id, ''), m.id",
         game_id,
     )
 

@@ -9,7 +9,7 @@ import asyncpg
 
 from ingest.library import library_root, plan, read_library
 from projections.pg_writer import upsert_sql
-from projections.reducers.library import reduce_library
+from projections.reducers.content import reduce_library
 from projections.rows import RowSet, batch_rows
 
 INGESTED = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
