@@ -66,19 +66,28 @@ def init_cluster(pgdata: Path) -> str | None:
              "--encoding=UTF8", "--locale=C", "-U", "postgres"],
             check=True, capture_output=True, user=user,
         )
-    stale = pgdata / "postmaster.pid"
-    if stale.exists() and not _pid_alive(stale):
-        stale.unlink()
+    clear_stale_lock(pgdata)
     return user
 
 
-def _pid_alive(pidfile: Path) -> bool:
+def clear_stale_lock(pgdata: Path) -> None:
+    """Remove the lock file of a server that is gone. PostgreSQL removes it itself when the PID
+    in it is dead, but after a kill that PID may already belong to another process, and then it
+    refuses to start ("lock file already exists"): only a live postmaster of this data dir counts."""
+    lock = pgdata / "postmaster.pid"
+    if lock.exists() and not _postmaster_alive(lock, pgdata):
+        lock.unlink(missing_ok=True)
+
+
+def _postmaster_alive(lock: Path, pgdata: Path) -> bool:
     try:
-        pid = int(pidfile.read_text().split()[0])
+        pid = int(lock.read_text().split()[0])
         os.kill(pid, 0)
-        return True
-    except (ValueError, IndexError, ProcessLookupError, PermissionError):
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (ValueError, IndexError, ProcessLookupError, FileNotFoundError, PermissionError):
         return False
+    # a postmaster's command line names its data dir (`-D <pgdata>`, see postgres_argv)
+    return any(arg.endswith(b"postgres") for arg in argv[:1]) and str(pgdata).encode() in argv
 
 
 def postgres_argv(pgdata: Path, port: int, durable: bool = True) -> list[str]:

@@ -31,7 +31,7 @@ from infra.db import connect, wait_for_database
 from infra.migrate import migrate
 from infra.net import free_port, port_answers, split_address
 from infra.postgres import database_url as embedded_database_url
-from infra.postgres import init_cluster, postgres_argv
+from infra.postgres import clear_stale_lock, init_cluster, postgres_argv
 from infra.settings import Settings, write_stack
 from infra.topics import ensure_topics
 
@@ -165,6 +165,8 @@ class Supervisor:
     # ---- child lifecycle ---------------------------------------------------------------------
 
     def _start(self, child: Child) -> None:
+        if child.name == "postgres":  # a killed server's lock may name a PID reused since
+            clear_stale_lock(self.data_dir / "pg" / "data")
         if child.log is None:
             child.log = ChildLog(child.log_file, self.settings.log_max_bytes, self.settings.log_backups)
         child.proc = subprocess.Popen(
