@@ -129,3 +129,14 @@ def test_the_ratelimit_wait_is_the_longest_exhausted_window(items):
     header = ", ".join(f'"{n}";r={r};t={t}' for n, r, t in items)
     exhausted = [t for _, r, t in items if r == 0]
     assert retries.server_wait({"ratelimit": header}) == (max(exhausted) if exhausted else None)
+
+
+def test_the_client_distribution_depends_on_httpx_msgspec_and_websockets_only():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    meta = tomllib.loads((Path(client.__file__).parent / "pyproject.toml").read_text())
+    names = {re.split(r"[<>=!~ \[]", d, maxsplit=1)[0] for d in meta["project"]["dependencies"]}
+    assert names == {"httpx", "msgspec", "websockets"}
+    assert meta["tool"]["setuptools"]["package-dir"] == {"client": "."}

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas")
+PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "client")
 LINT = str(Path(sys.executable).with_name("lint-imports"))
 
 
@@ -29,7 +29,7 @@ def _copy(tmp_path: Path) -> Path:
 def test_the_layer_rules_hold():
     done = _lint(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Contracts: 2 kept, 0 broken." in done.stdout
+    assert "Contracts: 3 kept, 0 broken." in done.stdout
 
 
 def test_a_wrong_way_import_breaks_the_layers(tmp_path):
@@ -48,3 +48,12 @@ def test_an_io_import_in_pure_code_breaks_the_purity_rule(tmp_path):
     done = _lint(root)
     assert done.returncode == 1, done.stdout
     assert "Pure modules import no I/O library BROKEN" in done.stdout
+
+
+def test_a_server_import_in_the_client_breaks_the_client_rule(tmp_path):
+    root = _copy(tmp_path)
+    models = root / "client" / "models.py"
+    models.write_text(models.read_text() + "\nimport schemas.ids  # planted\n")
+    done = _lint(root)
+    assert done.returncode == 1, done.stdout
+    assert "The client imports none of the server's packages BROKEN" in done.stdout
