@@ -16,7 +16,7 @@ import pytest
 import structlog
 from litestar.testing import AsyncTestClient
 
-from api.access.store import create_key
+from access.store import create_key
 from api.app import create_app
 from infra.logs import configure_logging
 from schemas.ids import is_id
