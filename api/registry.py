@@ -15,7 +15,7 @@ from api.resources.strategies import (
     Alternative, ChainRef, Recipe, Strategy, chains_of, check_call, midnight, recipe, recipe_entry, registry_version,
     runs, strategy, strategy_entry, today,
 )
-from api.strategy_check import CheckRequest, StrategyCheck, run_check
+from api.strategy_check import CheckRequest, RuleRef, StrategyCheck, jurisdictions_of, run_check
 from schemas.strategies import RecipeEntry, StrategyEntry
 
 
@@ -70,16 +70,40 @@ class Registry:
         return Alternative(id=alt.slug, public_id=row["id"], name=alt.name, verdict=alt.verdict, why=e.alternative.why,
                            check=check_call(alt.slug))
 
-    def check(self, ref: str, data: CheckRequest, request_id: str | None) -> StrategyCheck:
-        found = self.find(ref)
-        if found is None:
-            raise not_found(ref)
-        row, e = found
+    def check(self, ref: str, data: CheckRequest, request_id: str | None, rules=None) -> StrategyCheck:
+        row, e = self.get(ref)
         if data.chain is not None:
             chain = self.find_recipe(data.chain)
             if chain is None or e.slug not in chain[1].strategies:
                 raise ProblemError("invalid_request", f"{data.chain} is not a recipe that runs {e.slug}.", param="chain")
-        return run_check(e, row["id"], row["version"], data, self.alternative_of(e), request_id)
+        return run_check(e, row["id"], row["version"], data, self.alternative_of(e), request_id, rules=rules)
+
+    def get(self, ref: str) -> tuple[dict, StrategyEntry]:
+        found = self.find(ref)
+        if found is None:
+            raise not_found(ref)
+        return found
+
+
+async def rules_for(conn: asyncpg.Connection, schema: str, jurisdiction: str) -> list[RuleRef]:
+    """The published law and policy entries of the reference library for a jurisdiction and its country."""
+    rows = await conn.fetch(
+        f"SELECT id, slug, kind, title, summary, jurisdictions FROM {schema}.reference_entries "
+        f"WHERE status = 'published' AND kind IN ('law', 'policy') AND jurisdictions && $1::text[] ORDER BY kind, title",
+        jurisdictions_of(jurisdiction),
+    )
+    return [RuleRef(id=r["id"], slug=r["slug"], kind=r["kind"], title=r["title"], summary=r["summary"],
+                    jurisdictions=list(r["jurisdictions"]), url=f"/v1/reference/{r['slug']}") for r in rows]
+
+
+async def check_with_rules(conn: asyncpg.Connection, schema: str, reg: Registry, ref: str, data: CheckRequest,
+                           request_id: str | None) -> StrategyCheck:
+    """A check, with the jurisdiction's law entries for a strategy whose rule depends on where the caller is."""
+    _, e = reg.get(ref)
+    rules = None
+    if e.needs_jurisdiction and data.jurisdiction is not None:
+        rules = await rules_for(conn, schema, data.jurisdiction)
+    return reg.check(ref, data, request_id, rules)
 
 
 async def read_registry(conn: asyncpg.Connection, schema: str) -> Registry:

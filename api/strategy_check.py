@@ -71,6 +71,18 @@ class PreconditionResult(msgspec.Struct, kw_only=True):
     on_fail: Annotated[str | None, msgspec.Meta(description="The filled sentence when it failed.")]
 
 
+class RuleRef(msgspec.Struct, kw_only=True):
+    """A reference library entry (law or policy) for the caller's jurisdiction: information, not legal advice."""
+
+    id: str
+    slug: str
+    kind: str
+    title: str
+    summary: str
+    jurisdictions: list[str]
+    url: str
+
+
 class Stake(msgspec.Struct, kw_only=True):
     share: float
     amount: float | None
@@ -98,6 +110,7 @@ class StrategyCheck(msgspec.Struct, kw_only=True, tag_field="object", tag="strat
     assumed: Annotated[list[str], msgspec.Meta(description="Inputs left out and assumed (never an execution input).")]
     format: str
     jurisdiction: str | None
+    rules: Annotated[list[RuleRef], msgspec.Meta(description="For a strategy whose rule depends on where you are: the reference library's law and policy entries for your jurisdiction (and its country).")] = []
     chain: str | None
     as_of: datetime
     source: str
@@ -178,8 +191,15 @@ def _inputs(e: StrategyEntry, program: ProgramSpec, req: CheckRequest, strict: b
     return values, assumed
 
 
+def jurisdictions_of(jurisdiction: str) -> list[str]:
+    """The jurisdiction and the country it is part of: US-NJ -> [US-NJ, US]."""
+    code = jurisdiction.upper()
+    return [code, code.split("-")[0]] if "-" in code else [code]
+
+
 def run_check(e: StrategyEntry, public_id: str, version: int, req: CheckRequest, alternative: Alternative | None,
-              request_id: str | None = None, as_of: datetime | None = None) -> StrategyCheck:
+              request_id: str | None = None, as_of: datetime | None = None,
+              rules: list[RuleRef] | None = None) -> StrategyCheck:
     program = PROGRAMS[e.program]
     base = dict(strategy=e.slug, public_id=public_id, name=e.name, verdict=e.verdict, version=version, route=e.route,
                 format=req.format, jurisdiction=req.jurisdiction.upper() if req.jurisdiction else None, chain=req.chain,
@@ -247,8 +267,14 @@ def run_check(e: StrategyEntry, public_id: str, version: int, req: CheckRequest,
             share, amount = Fraction(0), None if amount is None else Fraction(0)
         stake = Stake(share=_out(share), amount=_out(amount))
     echoed = {k: _out(v) if not isinstance(v, str) else v for k, v in values.items()}
+    if e.needs_jurisdiction:
+        found = rules or []
+        where = base["jurisdiction"]
+        message += (f" The reference library holds {len(found)} law or policy entries for {where} (information, not legal advice)."
+                    if found else f" The reference library holds no law or policy entry for {where} yet: check with the regulator there.")
     return StrategyCheck(
-        **base, route_taken=taken, message=message, preconditions=results, figures=shown, formulas=list(used),
+        **base, rules=list(rules or []), route_taken=taken, message=message, preconditions=results, figures=shown,
+        formulas=list(used),
         on_fail=failed, alternative=alternative if e.verdict in ("weak", "myth") or taken == "decline" else None,
         stake=stake, inputs=echoed, assumed=assumed,
     )

@@ -27,7 +27,7 @@ from api.conventions import request_id
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError
-from api.registry import not_found, read_registry
+from api.registry import check_with_rules, not_found, read_registry
 from api.resources.strategies import Recipe, RecipeList, Strategy, StrategyList
 from api.routes._db import read_models
 from api.routes._docs import READ_ERRORS
@@ -171,7 +171,7 @@ def _json(result: StrategyCheck) -> Response:
 async def _check(request: Request, ref: str, data: CheckRequest) -> StrategyCheck:
     async with read_models(request) as (conn, schema):
         reg = await read_registry(conn, schema)
-    return reg.check(ref, data, request_id(request))
+        return await check_with_rules(conn, schema, reg, ref, data, request_id(request))
 
 
 @get(

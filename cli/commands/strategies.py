@@ -26,7 +26,8 @@ def register(app: typer.Typer) -> None:
 Dataset = Annotated[str, typer.Option("--dataset", help="live or test")]
 
 
-async def _registry(data_dir, dataset: str):
+async def _with_registry(data_dir, dataset: str, then=None):
+    """The registry (and `then(conn, schema, registry)`'s result, on the same connection)."""
     from api.registry import read_registry
     from infra.db import connect
     from schemas.datasets import pg_schema
@@ -34,19 +35,21 @@ async def _registry(data_dir, dataset: str):
     settings = settings_for(data_dir)
     if not settings.database_url:
         fail("no database: start the stack (`svc up`) or set DATABASE_URL")
+    schema = f'"{pg_schema(dataset)}"'  # type: ignore[arg-type]
     conn = await connect(settings.database_url)
     try:
-        return await read_registry(conn, f'"{pg_schema(dataset)}"')  # type: ignore[arg-type]
+        reg = await read_registry(conn, schema)
+        return reg if then is None else await then(conn, schema, reg)
     finally:
         await conn.close()
 
 
-def _load(data_dir, dataset: str):
+def _load(data_dir, dataset: str, then=None):
     from cli.common import run
 
     if dataset not in ("live", "test"):
         fail("--dataset is live or test")
-    return run(_registry(data_dir, dataset))
+    return run(_with_registry(data_dir, dataset, then))
 
 
 @strategies_app.command("list")
@@ -128,9 +131,10 @@ def check(
         request = msgspec.convert({k: v for k, v in body.items() if v is not None}, CheckRequest)
     except msgspec.ValidationError as exc:
         fail(f"invalid_request: {exc}")
-    reg = _load(data_dir, dataset)
+    from api.registry import check_with_rules
+
     try:
-        result = reg.check(strategy_id, request, None)
+        result = _load(data_dir, dataset, lambda conn, schema, reg: check_with_rules(conn, schema, reg, strategy_id, request, None))
     except ProblemError as exc:
         fail(f"{exc.code} ({exc.param}): {exc.detail}")
     if as_json:
@@ -147,4 +151,6 @@ def check(
         console.print(f"{mark}: {p.check} ({p.figure} = {p.value} {p.op} {p.threshold})")
     if result.alternative:
         console.print(f"instead: {result.alternative.id}: {result.alternative.why}")
+    for rule in result.rules:
+        console.print(f"{rule.kind}: {rule.title} ({rule.url})")
     console.print(result.rg_line)

@@ -83,7 +83,7 @@ async def test_registry_through_the_log_versions_history_and_verify(settings, to
         # a broken file is dead-lettered and its strategy stays; a removed file retires its strategy
         bad = root / "strategies/B9/favourite-longshot-bias.toml"
         bad.write_text(bad.read_text().replace('verdict = "conditional"', 'verdict = "maybe"', 1))
-        (root / "strategies/F9/collusion.toml").unlink()
+        (root / "strategies/B9/draw-bias.toml").unlink()
         mixed = await ingest(settings, root)
         assert (mixed.dead_lettered, dict(mixed.by_type)) == (1, {"StrategyRetired": 1})
         letters = [d for d in await read_dead_letters(settings, "live") if d.source == "strategies"]
@@ -95,11 +95,11 @@ async def test_registry_through_the_log_versions_history_and_verify(settings, to
         history = await rows(settings, "SELECT revision, action, version FROM live.strategy_revisions "
                                        "WHERE entry_id = $1 ORDER BY revision", kelly["id"])
         assert [tuple(h.values()) for h in history] == [(1, "published", 1), (2, "revised", 2), (3, "revised", 2)]
-        gone = (await rows(settings, "SELECT status FROM live.strategies WHERE slug = 'collusion'"))[0]
+        gone = (await rows(settings, "SELECT status FROM live.strategies WHERE slug = 'draw-bias'"))[0]
         assert gone["status"] == "retired"
         async with client(settings) as c:
             second = (await c.get("/v1/strategies")).json()
-            assert (await c.get("/v1/strategies/collusion")).status_code == 404
+            assert (await c.get("/v1/strategies/draw-bias")).status_code == 404
             assert (await c.get("/v1/strategies/favourite-longshot-bias")).json()["verdict"] == "conditional"
         assert second["registry_version"] != first["registry_version"]
         by_id = {s["id"]: s for s in second["data"]}
@@ -155,12 +155,17 @@ async def test_lists_details_filters_and_recipes(settings, topics, tmp_path):
         assert recipes["object"] == "list" and [r["id"] for r in recipes["data"]][:2] == ["C1", "C2"]
         for r in recipes["data"]:
             assert (await c.get(f"/v1/recipes/{r['id']}")).json()["id"] == r["id"]
+            if not r["strategies"]:  # a chain with no strategy has no call
+                assert r["calls"] == {"mcp": None, "api": None} and r["runs"] is False
+                continue
             method, path = r["calls"]["api"].split(" ")
             assert method == "POST" and r["calls"]["mcp"]["arguments"]["chain"] == r["id"]
-            answer = await c.post(path, json={"inputs": {}})  # the call answers (a missing input names itself)
+            assert r["calls"]["mcp"]["arguments"]["strategy"] == r["lead"] and path == f"/v1/strategies/{r['lead']}:check"
+            # the call answers: a check, or a problem naming what it needs (never a 404 or a 500)
+            answer = await c.post(path, json={"inputs": {}, "chain": r["id"]})
             assert answer.status_code in (200, 422), (r["id"], answer.text)
             if answer.status_code == 422:
-                assert answer.json()["code"] == "missing_execution_input" and answer.json()["param"]
+                assert answer.json()["code"] in ("missing_execution_input", "needs_jurisdiction") and answer.json()["param"]
         c1 = (await c.get("/v1/recipes/C1")).json()
         assert c1["strategies"] == ["line-shopping", "fractional-kelly"] and c1["runs"] is True
         assert "probability" in c1["execution_inputs"] and "fraction" in c1["assumed_inputs"]
@@ -303,3 +308,25 @@ async def test_the_cli_lists_shows_and_checks(settings, topics, tmp_path):
     assert result["route_taken"] == "execute" and any(f["id"] == "is_arbitrage" and f["value"] for f in result["figures"])
     missing = svc(settings, "strategies", "check", "kelly-criterion", "--input", "price=2.0")
     assert missing.returncode == 1 and "missing_execution_input (probability)" in missing.stderr.replace("\n", " ")
+
+
+async def test_a_rule_that_depends_on_where_you_are_needs_your_jurisdiction(settings, topics, tmp_path):
+    from ingest.library import ingest_library, library_root
+
+    await loaded(settings, tmp_path)
+    async with open_event_log(settings, "live") as log:
+        await ingest_library(library_root(), log, settings)
+    async with projector(settings) as p:
+        await run_to_end(p)
+    async with client(settings) as c:
+        path = "/v1/strategies/licensed-books-only:check"
+        missing = await c.post(path, json={})
+        assert (missing.status_code, missing.json()["code"], missing.json()["param"]) == (422, "needs_jurisdiction", "jurisdiction")
+        nj = (await c.post(path, json={"jurisdiction": "us-nj"})).json()
+        assert nj["jurisdiction"] == "US-NJ" and nj["route_taken"] == "execute"
+        assert "us-nj-sports-betting" in {r["slug"] for r in nj["rules"]}
+        assert all(set(r["jurisdictions"]) & {"US-NJ", "US"} for r in nj["rules"]) and nj["rules"][0]["url"].startswith("/v1/reference/")
+        nowhere = (await c.post(path, json={"jurisdiction": "ZZ"})).json()
+        assert nowhere["rules"] == [] and "no law or policy entry" in nowhere["message"]
+        bad = await c.post(path, json={"jurisdiction": "New Jersey"})
+        assert bad.status_code == 400 and bad.json()["param"] == "jurisdiction"
