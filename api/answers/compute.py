@@ -687,3 +687,41 @@ def reference(row: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -
         related.append((other["title"], other["summary"], facts.cite(reference_source(other))))
     facts.words["related"] = related
     return facts
+
+
+# ---- 10. a strategy and its check ----------------------------------------------------------------
+
+
+def strategy_names(e: Any) -> list[str]:
+    """What a question may call a strategy: its name, aliases and slug, as normalised words."""
+    from projections.search_terms import normalise
+
+    return [n for n in {normalise(e.name), *(normalise(a) for a in e.aliases), normalise(e.slug.replace("-", " "))} if n]
+
+
+def strategy_source(row: Mapping[str, Any], e: Any) -> Source:
+    return Source(key=f"strategy:{row['id']}", kind="strategy", label=f"Strategy registry: {e.name}",
+                  source=e.source, as_of=utc(row["as_of"]), ref=row["id"],  # type: ignore[arg-type]
+                  url=f"/v1/strategies/{e.slug}", reviewed_at=e.evidence.reviewed_at,
+                  formulas=tuple(cards.ref(f) for f in e.formulas if cards.get(f) is not None))
+
+
+def strategy(found: tuple[Mapping[str, Any], Any], alternative: tuple[Mapping[str, Any], Any] | None) -> Facts:
+    row, e = found
+    facts = Facts(Category.STRATEGY, wagering=True)
+    cite = facts.cite(strategy_source(row, e))
+    lines = [
+        (f"{e.name}: the strategy registry's verdict is {e.verdict} (version {row['version']}).", [cite]),
+        (e.verdict_text.strip(), [cite]),
+        (f"Evidence, grade {e.evidence.grade} ({e.evidence.grade_words}): {e.evidence.summary.strip()}", [cite]),
+    ]
+    if alternative is not None and e.alternative is not None:
+        alt_row, alt = alternative
+        alt_cite = facts.cite(strategy_source(alt_row, alt))
+        lines.append((f"Instead: {alt.name} ({alt.verdict}). {e.alternative.why.strip()}", [alt_cite]))
+    if e.route not in ("refuse", "decline"):
+        lines.append((f"Its check runs on your own numbers: POST /v1/strategies/{e.slug}:check.", [cite]))
+    facts.words["lines"] = lines
+    facts.links["strategy"] = f"/v1/strategies/{e.slug}"
+    facts.links["check"] = f"/v1/strategies/{e.slug}:check"
+    return facts

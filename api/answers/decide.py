@@ -155,8 +155,9 @@ def decide(r: u.Reading, named: Named, *, library_hit: bool, law_or_tax: bool, j
             return Category.MARKET, None
         return Category.GAME, None
     players = [p for p in named.players if not p.weak or r.cues(u.STATS_CUES | u.INJURY_CUES)]
+    about_player = r.cues(u.STATS_CUES | u.INJURY_CUES) or not r.cues(u.REFERENCE_CUES | u.STRATEGY_GENERIC | u.VIG_CUES)
     law_or_tax = r.cues(u.LAW_CUES | u.TAX_CUES) > 0
-    if players and not law_or_tax:
+    if players and about_player and not law_or_tax:
         named.players = players
         if r.cues(u.INJURY_CUES) and not r.cues(u.STATS_CUES - {"season", "did", "points", "line"}):
             return Category.INJURY_NEWS, None

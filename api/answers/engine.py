@@ -17,11 +17,15 @@ from api.answers.facts import Facts
 from api.answers.reads import named_entities
 from api.answers.record import Answer
 from api.queries import library as library_sql
+from api.registry import read_registry
 from projections.search_terms import normalise
 
 # a library entry answers a question when its title or an alias is in the question, or its
 # relevance score (api.queries.library) is at least this (full-text rank plus trigram closeness)
 LIBRARY_MIN_SCORE = 0.9
+# words that ask about a strategy as a strategy (does it work, is it worth it)
+STRATEGY_ASKS = {"work", "works", "worth", "profitable", "legit", "effective", "beat", "use", "useful", "good", "bad",
+                 "myth", "verdict", "evidence", "registry", "really", "best"}
 
 
 class Refused(Exception):
@@ -74,6 +78,7 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
     named = pick_entities(hits, r.phrases)
     category, problem = decide(r, named, library_hit=False, law_or_tax=False, jurisdiction=state)
     library_rows: list = []
+    strategy_found = None
     if category == Category.OUT_OF_SCOPE and problem is None:
         law_or_tax = bool(r.cues(u.LAW_CUES | u.TAX_CUES))
         jurisdiction = state or ("US" if r.cues(u.FEDERAL_CUES) else None)
@@ -88,8 +93,12 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
             entry = await library_sql.get_entry(conn, schema, helplines.law_slug(state))
             if entry is not None:
                 library_rows = [entry, *[x for x in library_rows if x["id"] != entry["id"]]]
+        strategy_found = await _strategy(conn, schema, ask.question, r) if not law_or_tax else None
+        if strategy_found is not None and library_rows and not r.cues(u.STRATEGY_GENERIC | STRATEGY_ASKS):
+            # named as a library term too ("kelly criterion"), and not asked about as a strategy
+            strategy_found = None
         category, problem = decide(r, named, library_hit=bool(library_rows), law_or_tax=law_or_tax,
-                                   jurisdiction=jurisdiction)
+                                   jurisdiction=jurisdiction, strategy_hit=strategy_found is not None)
     if problem == "needs_jurisdiction":
         raise Refused("needs_jurisdiction", "Law and tax differ by place: send `state` (two letters, a US state) "
                                             "or name the state in the question.", "state")
@@ -98,12 +107,31 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
     if category == Category.OUT_OF_SCOPE:
         return compose.refusal("off_topic", help_url=help_url, **common)
     try:
-        facts = await _compute(conn, schema, category, r, named, ask.now, library_rows)
+        if category == Category.STRATEGY and strategy_found is not None:
+            facts = compute.strategy(*strategy_found)
+        else:
+            facts = await _compute(conn, schema, category, r, named, ask.now, library_rows)
     except compute.NotAnswerable as exc:
         return compose.refusal("not_found", help_url=help_url, looked_for=exc.looked_for, category=category,
                                **common)
     law = await library_sql.published_slugs(conn, schema, [helplines.law_slug(state)]) if state else set()
     return compose.compose(facts, help_links=helplines.help_links(state, law), **common)
+
+
+async def _strategy(conn: asyncpg.Connection, schema: str, question: str, r: u.Reading):
+    """The registry strategy the question names (name, alias or slug in its words; the longest
+    name wins), with the alternative it points to; None when it names none."""
+    registry = await read_registry(conn, schema)
+    words = f" {normalise(question)} "
+    best, best_len = None, 0
+    for row, e in registry.strategies:
+        for name in compute.strategy_names(e):
+            if f" {name} " in words and len(name) > best_len:
+                best, best_len = (row, e), len(name)
+    if best is None:
+        return None
+    alternative = registry.find(best[1].alternative.strategy) if best[1].alternative is not None else None
+    return best, alternative
 
 
 async def _compute(conn: asyncpg.Connection, schema: str, category: Category, r: u.Reading, named: Named,

@@ -93,6 +93,10 @@ STRATEGY_CUES = {"strategy", "strategies", "system", "systems", "martingale", "f
                  "paroli", "kelly", "fade", "chase", "chasing", "hedge", "hedging", "arbitrage", "arb", "arbs",
                  "matched", "middling", "middle", "teaser", "teasers", "progression", "method"}
 
+# words that ask about a way of betting as such (a strategy), whatever its name
+STRATEGY_GENERIC = {"strategy", "strategies", "system", "systems", "method", "methods", "progression", "staking",
+                    "approach", "plan", "tactic", "tactics"}
+
 DEVIG_ALIASES = {"multiplicative": "multiplicative", "proportional": "multiplicative", "additive": "additive",
                  "power": "power", "shin": "shin", "shins": "shin", "odds ratio": "odds_ratio",
                  "odds_ratio": "odds_ratio", "oddsratio": "odds_ratio"}

@@ -16,6 +16,7 @@ from typing import Any
 
 from schemas.ids import is_id
 from schemas.library import entry_id
+from schemas.strategies import strategy_id
 from tests.support.read_models import SAMPLES, nfl_game_id
 
 QUESTIONS = Path(__file__).with_name("answer_questions.toml")
@@ -140,6 +141,10 @@ def check(question: Question, status: int, body: dict[str, Any]) -> str | None:
         for stat, value in (spec.get("stats") or {}).items():
             if not any(_close(f["value"], value) for f in by_field.get(stat, ())):
                 return f"stat {stat}: {[f['value'] for f in by_field.get(stat, ())]}, expected {value}"
+    if "strategy" in spec:
+        first = next((c for c in body["citations"] if c["kind"] == "strategy"), None)
+        if first is None or first["ref"] != strategy_id(spec["strategy"]) or not first["reviewed_at"]:
+            return f"strategy {first and first['url']}, expected {spec['strategy']}"
     if "slug" in spec:
         first = next((c for c in body["citations"] if c["kind"] == "reference"), None)
         if first is None or first["ref"] != entry_id(spec["slug"]):

@@ -22,6 +22,7 @@ from infra.settings import load_settings
 from tests.conftest import SESSION_TAG, with_database
 from tests.support import read_models
 from tests.support.library_models import insert_library, library_rows
+from tests.support.registry_models import insert_registry, registry_rows
 
 KEY_SECRET = "test-secret"
 READ_SCOPES = {"read:odds", "read:players", "read:reference"}
@@ -57,9 +58,10 @@ async def sample_template(pg_server, pg_template):
         rows, sample = read_models.build()
         await read_models.insert(conn, "live", rows)
         await read_models.insert(conn, "test", _sandbox(rows))
-        library = library_rows()
-        for schema in ("live", "test"):  # the library is in both datasets, as `svc sample load` puts it
+        library, registry = library_rows(), registry_rows()
+        for schema in ("live", "test"):  # the library and registry are in both datasets, as `svc sample load` puts them
             await insert_library(conn, schema, library)
+            await insert_registry(conn, schema, registry)
     finally:
         await conn.close()
     yield name, sample
