@@ -6,8 +6,10 @@ named before, the final state when both scores are present, and the closing line
 quotes from the single book `nflverse` (source "nflverse closing lines").
 
 nflverse gives no record times, so `source_ts` is fixed by rule (docs/ingest.md):
-teams at their first kickoff in the file, the game and its closing lines at kickoff, the
-final at kickoff + `FINAL_AFTER`.
+teams at their first kickoff in the file, the game and its closing lines at kickoff (a
+closing line is the line at kickoff). A result has no time in the file: the final's
+`source_ts` is an ordering time, kickoff + `FINAL_AFTER` (after the game's own reports), which
+is never served as the source's time (`schemas.reference.untimed_result`).
 """
 
 from __future__ import annotations
@@ -32,11 +34,10 @@ from schemas.events import (
 NAME = "nflverse-games"
 LINES_SOURCE = "nflverse closing lines"
 LINES_BOOK = "nflverse"
-# nflverse has no time for a result: a final is stamped this long after kickoff
+# nflverse has no time for a result: a final is ordered this long after kickoff (never served)
 FINAL_AFTER = timedelta(hours=4)
 REQUIRED = ("game_id", "season", "game_type", "week", "gameday", "gametime", "away_team", "home_team")
 ROUNDS = {"WC": "Wild Card", "DIV": "Divisional Round", "CON": "Conference Championship", "SB": "Super Bowl"}
-SEASON_TYPES = {"REG": "REG", "PRE": "PRE", "WC": "POST", "DIV": "POST", "CON": "POST", "SB": "POST"}
 # other IDs of the game worth keeping in known_by (old_game_id and pfr are not unique: see docs)
 EXTRA_IDS = (("espn", "espn"), ("gsis", "nfl gsis"))
 
@@ -144,7 +145,7 @@ def _row(index: int, location: str, row: Row, ctx: _FileContext, ingest_ts: date
     name = f"{away.name} {'vs' if neutral else 'at'} {home.name}"
     if game_type in ROUNDS:
         name = f"{ROUNDS[game_type]}: {name}"
-    season_type = SEASON_TYPES.get(game_type, game_type)
+    season_type = game_type  # as the source names it: REG, WC, DIV, CON, SB
 
     def build(res: Resolution) -> list[AnyEvent]:
         resolved = res.game(claim)

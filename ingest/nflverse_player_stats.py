@@ -5,7 +5,9 @@ shows another team or position) and the stat line, linked to the game the player
 played that season and week. A row whose game is not known yet is dead-lettered (ingest the
 schedule first; re-ingesting the stats file afterwards adds them). Stat values keep their
 exact digits: integers stay integers, the rest are decimals; empty (undefined) ratios are
-left out. `source_ts` of a stat line is its game's kickoff + `FINAL_AFTER` (the final).
+left out. The file gives no time for a line: its `source_ts` is an ordering time (the game's
+kickoff + `FINAL_AFTER`), never served as the source's time; a player's identity from a row is
+as of the game's kickoff.
 """
 
 from __future__ import annotations
@@ -81,8 +83,11 @@ def _row(
         if game is None:
             return Rejected(index, location, row.raw,
                             f"no known game for {team.key} in {season} week {week} (ingest the schedule first)")
+        # the player was on this team as of the game: its kickoff is the source's time for that; the
+        # line itself has no time in the file, so it is ordered after the game (kickoff + 4 h) and
+        # served with no source time (schemas.reference.untimed_result)
         at = game.kickoff_at + FINAL_AFTER
-        events, _ = roster.observe(gsis, pid, name, position, team.team_id, at)
+        events, _ = roster.observe(gsis, pid, name, position, team.team_id, game.kickoff_at)
         events.append(StatLineRecorded(
             source=SOURCE, source_id=line_id, source_ts=at, ingest_ts=ingest_ts, player_id=pid,
             team_id=team.team_id, game_id=game.game_id, season=season, week=week, season_type=season_type,

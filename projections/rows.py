@@ -32,7 +32,7 @@ from projections.state import (
 from schemas.library import entry_id
 from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
-from schemas.reference import COMPETITIONS, SPORTS
+from schemas.reference import COMPETITIONS, SPORTS, untimed_result
 from schemas.season_dates import season_dates
 from schemas.wire import game_topic, market_topic
 
@@ -147,13 +147,23 @@ def pack(value: Any) -> bytes:
     return _state.encode(value)
 
 
-def provenance(origin: Origin, known_by=None) -> dict[str, Any]:
+def provenance(origin: Origin, known_by=None, result: bool = False) -> dict[str, Any]:
+    """`result`: the origin is a game result or a player's game line, whose time a source may not
+    give (`schemas.reference.untimed_result`): then `source_ts` is null, never the ordering time."""
+    untimed = result and untimed_result(origin.source)
     out: dict[str, Any] = {
-        "source": origin.source, "source_ts": from_us(origin.source_ts), "ingest_ts": from_us(origin.ingest_ts),
+        "source": origin.source, "source_ts": None if untimed else from_us(origin.source_ts),
+        "ingest_ts": from_us(origin.ingest_ts),
     }
     if known_by is not None:
         out["known_by"] = [{"source": s, "source_id": i} for s, i in known_by]
     return out
+
+
+def result_time(origin: Origin) -> int:
+    """When a result or game line is as of: the source's time, or when we read it if the source
+    gives none (its ordering time is not a time anyone stated)."""
+    return origin.ingest_ts if untimed_result(origin.source) else origin.source_ts
 
 
 def _num(value) -> float | None:
@@ -202,7 +212,8 @@ def game_row(game: GameState) -> tuple | None:
     kickoff_at, kickoff_date = f.get("kickoff") or (None, None)
     p = game.play
     state = (
-        (p.status, p.score_home, p.score_away, p.period, p.clock, p.possession, p.last_play, js(provenance(p.origin)))
+        (p.status, p.score_home, p.score_away, p.period, p.clock, p.possession, p.last_play,
+         js(provenance(p.origin, result=True)))
         if p is not None else ("scheduled", None, None, None, None, None, None, None)
     )
     return (
@@ -418,15 +429,15 @@ def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> N
             if line.game_id is not None:
                 out.add("stat_lines", (
                     f"{pid}|game|{key}", pid, line.team_id, line.game_id, line.season, line.week, line.season_type,
-                    "total", js(line.stats), line.origin.source, from_us(line.origin.source_ts),
-                    js(provenance(line.origin)),
+                    "total", js(line.stats), line.origin.source, from_us(result_time(line.origin)),
+                    js(provenance(line.origin, result=True)),
                 ))
         groups = season_lines.group(new.lines.values())
         for skey in sorted(touched):
             lines = groups[skey]
             source, season, season_type = skey
-            as_of = max(g.origin.source_ts for g in lines)
-            prov = {"source": source, "source_ts": from_us(as_of),
+            as_of = max(result_time(g.origin) for g in lines)
+            prov = {"source": source, "source_ts": None if untimed_result(source) else from_us(as_of),
                     "ingest_ts": from_us(max(g.origin.ingest_ts for g in lines))}
             team = season_lines.latest(lines).team_id
             for basis, stats in season_lines.season_stats(lines, f.get("position")).items():

@@ -34,3 +34,14 @@ COMPETITIONS: dict[str, Competition] = {
 }
 
 COMPETITION_BY_ODDS_API_KEY = {c.odds_api_key: c for c in COMPETITIONS.values() if c.odds_api_key}
+
+
+# Sources that give no time for a game's result or a player's line of a game (nflverse's schedule
+# file and weekly stats have no such column). Their events carry an ordering time (ingest rule:
+# kickoff + 4 h, so a result sorts after the game's own reports), which is never served as the
+# source's time: such provenance has `source_ts` null and the value is `as_of` when we read it.
+UNTIMED_RESULT_SOURCES: frozenset[str] = frozenset({"nflverse"})
+
+
+def untimed_result(source: str) -> bool:
+    return source in UNTIMED_RESULT_SOURCES

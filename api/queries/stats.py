@@ -18,14 +18,15 @@ async def player_box_scores(conn: asyncpg.Connection, schema: str, game_id: str)
 async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
     """Team lines the projector wrote for the game; for a team without one, the sum of its
     players' lines over the stats that are whole numbers on every line (counting stats such
-    as yards and touchdowns; rates and decimal measures do not add up and are left out)."""
+    as yards and touchdowns; rates and decimal measures do not add up and are left out), with
+    the players' provenance times (the source's, or null, and our ingest time)."""
     return await conn.fetch(
         f"""
         WITH stored AS (
             SELECT {STAT_COLUMNS} FROM {schema}.stat_lines
             WHERE game_id = $1 AND subject_id LIKE 'tm\\_%'
         ), player_lines AS (
-            SELECT team_id, season, season_type, source, as_of, stats FROM {schema}.stat_lines
+            SELECT team_id, season, season_type, source, as_of, stats, provenance FROM {schema}.stat_lines
             WHERE game_id = $1 AND subject_id LIKE 'plr\\_%' AND team_id IS NOT NULL
               AND team_id NOT IN (SELECT subject_id FROM stored)
         ), per_key AS (
@@ -36,6 +37,10 @@ async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -
         ), summed AS (
             SELECT p.team_id, p.source, max(p.season) AS season, max(p.season_type) AS season_type,
                    max(p.as_of) AS as_of,
+                   -- the players' own times: the newest the source stated (null when it states none),
+                   -- and when we read the newest of them; never an invented instant
+                   max((p.provenance->>'source_ts')::timestamptz) AS source_ts,
+                   max((p.provenance->>'ingest_ts')::timestamptz) AS ingest_ts,
                    coalesce((SELECT jsonb_object_agg(k.key, k.total) FROM per_key k
                              WHERE k.team_id = p.team_id AND k.source = p.source), '{{}}'::jsonb) AS stats
             FROM player_lines p GROUP BY p.team_id, p.source
@@ -43,7 +48,9 @@ async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -
         SELECT subject_id, game_id, season, season_type, basis, stats, source, as_of, provenance FROM stored
         UNION ALL
         SELECT team_id, $1, season, season_type, 'total', stats, source, as_of,
-               jsonb_build_object('source', source, 'source_ts', as_of, 'ingest_ts', as_of)
+               jsonb_build_object('source', source,
+                                  'source_ts', to_char(source_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                  'ingest_ts', to_char(ingest_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
         FROM summed
         ORDER BY 1, 7
         """,

@@ -30,7 +30,9 @@ class Provenance(msgspec.Struct, kw_only=True):
     """Where a value came from (spec 2.1): who, when the source says it was true, when we read it."""
 
     source: str
-    source_ts: datetime
+    # when the source says the value was true; null when the source gives no time for it (an
+    # nflverse result or game line: docs/ingest.md), never an instant of our making
+    source_ts: datetime | None
     ingest_ts: datetime
     known_by: list[KnownBy] = []
 
@@ -78,6 +80,12 @@ def _ts(raw: Any, fallback: datetime) -> datetime:
 _provenance_json = msgspec.json.Decoder(Provenance)
 
 
+def _in_utc(p: Provenance) -> bool:
+    """Complete and in UTC as stored: usable as decoded."""
+    return bool(p.source) and p.ingest_ts.utcoffset() == _ZERO and (
+        p.source_ts is None or p.source_ts.utcoffset() == _ZERO)
+
+
 def provenance(raw: Mapping[str, Any] | str | None, source: str, as_of: datetime) -> Provenance:
     """A provenance object from a read-model `provenance` column (decoded, or as JSON text when
     the query selected `::text`, which decodes straight into the struct); missing members fall
@@ -93,7 +101,7 @@ def _from_text(raw: str, source: str, as_of: datetime) -> Provenance:
     result is only ever encoded, never changed, so one instance can be shared."""
     try:  # no intermediate dict
         fast = _provenance_json.decode(raw)
-        if fast.source_ts.utcoffset() == _ZERO and fast.ingest_ts.utcoffset() == _ZERO and fast.source:
+        if _in_utc(fast):
             return fast
     except msgspec.DecodeError:  # not JSON, or not a complete provenance (ValidationError)
         pass
@@ -108,7 +116,7 @@ def _from_value(raw: Any, source: str, as_of: datetime) -> Provenance:
     if isinstance(raw, Mapping):
         try:  # the usual case, complete and in UTC: one conversion in C
             fast = msgspec.convert(raw, Provenance)
-            if fast.source_ts.utcoffset() == _ZERO and fast.ingest_ts.utcoffset() == _ZERO and fast.source:
+            if _in_utc(fast):
                 return fast
         except msgspec.ValidationError:
             pass
@@ -119,7 +127,8 @@ def _from_value(raw: Any, source: str, as_of: datetime) -> Provenance:
             known.append(KnownBy(source=str(item["source"]), source_id=str(item["source_id"])))
     return Provenance(
         source=str(raw.get("source") or source),
-        source_ts=_ts(raw.get("source_ts"), as_of),
+        # a stored null says the source gave no time: kept null, not filled in
+        source_ts=None if "source_ts" in raw and raw["source_ts"] is None else _ts(raw.get("source_ts"), as_of),
         ingest_ts=_ts(raw.get("ingest_ts"), as_of),
         known_by=known,
     )

@@ -9,6 +9,7 @@ from projections.event_time import iso_date, to_us
 from projections.reducers.common import earliest, merge_fields, origin_of, union_known_by
 from projections.state import GameState, Play
 from schemas.events import GameRescheduled, GameScheduled, GameStateChanged
+from schemas.reference import untimed_result
 from schemas.wire import game_topic
 
 
@@ -54,7 +55,9 @@ def _state_changed(game: GameState, e: GameStateChanged) -> GameState:
     if game.play is not None and game.play.origin.stamp >= origin.stamp:
         return game  # older (or the same) report: the newest state stands
     play = Play(e.status, e.score_home, e.score_away, e.period, e.clock, e.possession, e.last_play, origin)
-    return msgspec.structs.replace(game, play=play, as_of=max(game.as_of, origin.source_ts))
+    # a result whose source gives no time is as of when we read it (schemas.reference.untimed_result)
+    at = origin.ingest_ts if untimed_result(origin.source) else origin.source_ts
+    return msgspec.structs.replace(game, play=play, as_of=max(game.as_of, at))
 
 
 _APPLY = {GameScheduled: _scheduled, GameRescheduled: _rescheduled, GameStateChanged: _state_changed}

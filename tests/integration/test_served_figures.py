@@ -183,3 +183,42 @@ async def test_season_dates_are_the_sourced_ones_not_the_loaded_games(pipeline):
     assert (nfl["2024"]["starts_on"], nfl["2024"]["ends_on"]) == ("2024-09-05", "2025-02-09")
     epl = {s["label"]: s for s in competitions["epl"]["seasons"]}
     assert epl["2024-25"]["starts_on"] == "2024-08-16"  # not the first loaded game (2024-08-19)
+
+
+# ---- item 7: no invented times -------------------------------------------------------------------
+
+
+async def test_no_invented_provenance_times(pipeline):
+    client, _ = pipeline
+    gid = game_id("nfl", team_id("nfl", "KC"), team_id("nfl", "BAL"), date(2024, 9, 5))
+    game = await get(client, f"/v1/games/{gid}")
+    assert game["status"] == "final"
+    kickoff = game["kickoff_at"]
+    # nflverse gives no time for a result: null, not kickoff + 4 h; `as_of` is when we read it
+    assert game["state_provenance"]["source"] == "nflverse" and game["state_provenance"]["source_ts"] is None
+    ingested = game["state_provenance"]["ingest_ts"]
+    assert game["as_of"] == ingested and game["as_of"] > "2026-01-01"
+    assert game["provenance"]["source_ts"] == kickoff  # the schedule: the source's own kickoff
+    for line in game["player_stats"]:
+        assert line["provenance"]["source_ts"] is None and line["provenance"]["ingest_ts"] > "2026-01-01"
+    assert game["team_stats"]
+    for line in game["team_stats"]:
+        p = line["provenance"]
+        assert p["source_ts"] is None and p["ingest_ts"] > "2026-01-01"  # ours, never equal to an invented source time
+
+
+# ---- item 9: the source's season type ------------------------------------------------------------
+
+
+async def test_postseason_games_keep_the_source_s_game_type(pipeline):
+    client, _ = pipeline
+    games = (await get(client, "/v1/games", competition="nfl", season="2023", week=22))["data"]
+    assert [(g["name"], g["season_type"]) for g in games] == [
+        ("Super Bowl: San Francisco 49ers vs Kansas City Chiefs", "SB")]
+    with open(SAMPLES / "nflverse" / "games_2023_2025.csv", newline="") as f:
+        types = {r["game_type"] for r in csv.DictReader(f)}
+    served = set()
+    for week in (1, 19, 20, 21, 22):
+        served |= {g["season_type"] for g in (await get(client, "/v1/games", competition="nfl", season="2023",
+                                                         week=week, limit=50))["data"]}
+    assert served == types == {"REG", "WC", "DIV", "CON", "SB"}

@@ -52,7 +52,9 @@ def test_kickoff_is_new_york_time_stored_utc(resolver_with_games):
     assert g["2023_19_MIA_KC"].kickoff_at.hour == 1  # 20:00 EST (UTC-5) in January
     assert g["2023_01_DET_KC"].kickoff_date is None
     assert (g["2024_01_PIT_ATL"].season, g["2024_01_PIT_ATL"].week, g["2024_01_PIT_ATL"].season_type) == ("2024", 1, "REG")
-    assert g["2023_22_SF_KC"].season_type == "POST" and g["2023_22_SF_KC"].name.startswith("Super Bowl: ")
+    # the source's own value, not a coarser one (issue 20 item 9)
+    assert g["2023_22_SF_KC"].season_type == "SB" and g["2023_22_SF_KC"].name.startswith("Super Bowl: ")
+    assert {e.season_type for e in g.values()} == {"REG", "WC", "DIV", "CON", "SB"}
 
 
 def test_game_ids_are_natural_and_teams_resolved(resolver_with_games):
