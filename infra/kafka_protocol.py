@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass
 from io import BytesIO
 
+from aiokafka.protocol import admin as _admin
 from aiokafka.protocol import produce as _produce
 from aiokafka.protocol.admin import CreateTopicsRequest_v0
 from aiokafka.protocol.api import RequestStruct
@@ -28,6 +29,7 @@ MAX_FRAME = 256 << 20
 
 _REQUESTS = {v: getattr(_produce, f"ProduceRequest_v{v}") for v in PRODUCE_VERSIONS}
 _RESPONSES = {v: getattr(_produce, f"ProduceResponse_v{v}") for v in PRODUCE_VERSIONS}
+_DELETES = {v: getattr(_admin, f"DeleteTopicsRequest_v{v}") for v in range(0, 4)}
 _HEAD = struct.Struct(">hhi")
 # record batch (magic 2) header: base offset, length, leader epoch, magic, crc, attributes,
 # last offset delta (https://kafka.apache.org/documentation/#recordbatch)
@@ -111,6 +113,20 @@ def decode_produce_response(version: int, body: bytes) -> dict[tuple[str, int], 
     """(topic, partition) -> (error code, base offset) of a produce response body."""
     resp = _RESPONSES[version].decode(BytesIO(body[4:]))
     return {(topic, part[0]): (part[1], part[2]) for topic, parts in resp.topics for part in parts}
+
+
+def decode_delete_topics(body: bytes):
+    """The DeleteTopics request (v0-v3) of a request body; its RESPONSE_TYPE decodes the answer."""
+    _, version, _ = request_head(body)
+    cls = _DELETES.get(version)
+    if cls is None:
+        raise ProtocolError(f"delete topics v{version} (this broker keeps v0-v3)")
+    return cls.decode(BytesIO(body[_after_request_header(body):]))
+
+
+def decode_delete_topics_response(request, body: bytes) -> dict[str, int]:
+    """topic -> error code."""
+    return dict(request.RESPONSE_TYPE.decode(BytesIO(body[4:])).topic_error_codes)
 
 
 class Client:

@@ -152,6 +152,15 @@ class LogCopy:
             wb.delete(_prefix(topic, partition) + _OFFSET.pack(base))
         self.db.write(wb, write_opt=self._sync)
 
+    def drop(self, topic: str) -> None:
+        """A deleted topic: its partition count and every batch, synced."""
+        wb = WriteBatch(raw_mode=True)
+        wb.delete(_TOPIC + topic.encode())
+        prefix = _prefix(topic)
+        wb.delete_range(prefix, prefix[:-1] + b"\x01")
+        self.db.write(wb, write_opt=self._sync)
+        self.partitions.pop(topic, None)
+
     # ---- reading ------------------------------------------------------------------------------
 
     def end(self, topic: str, partition: int) -> int:

@@ -166,6 +166,8 @@ class Keeper:
                 api_key, version, corr = kp.request_head(body)
                 if api_key == kp.PRODUCE:
                     await self._produce(body, version, corr, up_writer, writer, pending)
+                elif api_key == kp.DELETE_TOPICS:
+                    await self._delete_topics(body, corr, up_writer, writer, pending)
                 else:
                     up_writer.write(kp.frame(body))
                     await up_writer.drain()
@@ -205,6 +207,29 @@ class Keeper:
                 await asyncio.to_thread(self.copy.register, topic, count)
         return count
 
+    async def _exchange(self, body: bytes, corr: int, up_writer, pending) -> bytes:
+        """Forward a request and wait for its response, which the pump hands here."""
+        fut = asyncio.get_running_loop().create_future()
+        pending[corr] = fut
+        up_writer.write(kp.frame(body))
+        await up_writer.drain()
+        try:
+            return await asyncio.wait_for(fut, RESPONSE_TIMEOUT)
+        except (asyncio.TimeoutError, ConnectionError) as exc:
+            raise Fatal(f"broker gave no answer: {exc!r}") from exc
+
+    async def _delete_topics(self, body: bytes, corr: int, up_writer, writer, pending) -> None:
+        """A deleted topic leaves the copy too (else a restart would bring it back)."""
+        request = kp.decode_delete_topics(body)
+        async with self.produce_lock:
+            response = await self._exchange(body, corr, up_writer, pending)
+            for topic, error in kp.decode_delete_topics_response(request, response).items():
+                if error == 0 and topic in self.copy.partitions:
+                    await asyncio.to_thread(self.copy.drop, topic)
+                    self.ends = {tp: end for tp, end in self.ends.items() if tp[0] != topic}
+        writer.write(kp.frame(response))
+        await writer.drain()
+
     async def _produce(self, body: bytes, version: int, corr: int, up_writer, writer, pending) -> None:
         request = kp.decode_produce(body)
         async with self.produce_lock:
@@ -234,14 +259,8 @@ class Keeper:
                     await synced
                 self.ends = ends
                 return
-            fut = asyncio.get_running_loop().create_future()
-            pending[corr] = fut
-            up_writer.write(kp.frame(body))
-            await up_writer.drain()
             try:
-                response = await asyncio.wait_for(fut, RESPONSE_TIMEOUT)
-            except (asyncio.TimeoutError, ConnectionError) as exc:
-                raise Fatal(f"broker gave no answer to a produce: {exc!r}") from exc
+                response = await self._exchange(body, corr, up_writer, pending)
             finally:
                 if synced is not None:
                     await synced

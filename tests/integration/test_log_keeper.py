@@ -221,3 +221,28 @@ def test_the_keeper_refuses_a_damaged_copy_before_it_listens(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == EXIT_REFUSED
     assert f"refused: the log kept in {log_dir(tmp_path)} is damaged: {TOPIC}[0] jumps from offset 4 to 8" in done.stderr
+
+
+async def test_a_deleted_topic_stays_deleted_and_a_recreated_one_starts_empty(tmp_path):
+    keeper = Keeper(tmp_path).start()
+    try:
+        await produce(keeper.address, 40)
+        admin = AIOKafkaAdminClient(bootstrap_servers=keeper.address)
+        await admin.start()
+        try:
+            await admin.delete_topics([TOPIC])
+        finally:
+            await admin.close()
+        copy = LogCopy.open(tmp_path, read_only=True)
+        assert copy.records_per_topic() == {}
+        copy.close()
+        acked = await produce(keeper.address, 30, partitions=2)  # recreated: offsets from 0 again
+        assert sorted(acked) == [(p, o) for p, o, *_ in await read_all(keeper.address, 2)]
+    finally:
+        assert keeper.stop() == 0
+    keeper.start()
+    try:
+        records = await read_all(keeper.address, 2)
+        assert len(records) == 30 and {r[3] for r in records} == {f"v{i}".encode() for i in range(30)}
+    finally:
+        keeper.stop()
