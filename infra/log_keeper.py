@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 from aiokafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
@@ -45,6 +46,7 @@ EXIT_REFUSED = 78  # the copy cannot be used: restarting will not help
 RESPONSE_TIMEOUT = 60.0
 RESTORE_CHUNK = 1 << 20  # bytes of records per partition per restore request
 RESTORE_REQUEST = 16 << 20
+RESTORE_IN_FLIGHT = 2
 _PR_SET_PDEATHSIG = 1
 
 
@@ -105,6 +107,19 @@ async def restore(copy: LogCopy, client: kp.Client) -> dict[tuple[str, int], int
         await client.create_topic(topic, partitions)
     ends = {tp: 0 for tp in ((t, p) for t, n in copy.partitions.items() for p in range(n))}
     streams = {tp: _chunks(copy, *tp) for tp in ends}
+    in_flight: deque = deque()  # the next request is read and built while the broker appends
+
+    async def settle() -> None:
+        sent, request, expected = in_flight.popleft()
+        response = await client.receive(request, sent, timeout=RESPONSE_TIMEOUT)
+        for topic, results in response.topics:
+            for partition, error, offset, *_ in results:
+                base, count = expected[(topic, partition)]
+                if error or offset != base:
+                    raise Fatal(f"restoring {topic}[{partition}]: broker put offset {base} at {offset} "
+                                f"(error {error})")
+                ends[(topic, partition)] = base + count
+
     while streams:
         parts, expected, size = [], {}, 0
         for tp, stream in list(streams.items()):
@@ -118,17 +133,11 @@ async def restore(copy: LogCopy, client: kp.Client) -> dict[tuple[str, int], int
             parts.append((*tp, batch))
             expected[tp] = (base, count)
             size += len(batch)
-        if not parts:
-            break
-        request = kp.produce_request(parts)
-        response = await client.request(request, timeout=RESPONSE_TIMEOUT)
-        for topic, results in response.topics:
-            for partition, error, offset, *_ in results:
-                base, count = expected[(topic, partition)]
-                if error or offset != base:
-                    raise Fatal(f"restoring {topic}[{partition}]: broker put offset {base} at {offset} "
-                                f"(error {error})")
-                ends[(topic, partition)] = base + count
+        if parts:
+            request = kp.produce_request(parts)
+            in_flight.append((await client.send(request), request, expected))
+        while len(in_flight) >= RESTORE_IN_FLIGHT or (in_flight and not streams):
+            await settle()
     return ends
 
 
