@@ -118,6 +118,17 @@ def held(log_path) -> list[int]:
     return [int(n) for n in re.findall(r"faust assigned (\d+) partitions", text) if int(n) > 0]
 
 
+def kept_games(data_dir) -> int:
+    """Records of test.feed.games in the kept log."""
+    from infra.log_copy import LogCopy
+
+    copy = LogCopy.open(data_dir, read_only=True)
+    try:
+        return copy.records_per_topic().get("test.feed.games", 0)
+    finally:
+        copy.close()
+
+
 def start(argv: list[str], env: dict, log_path) -> subprocess.Popen:
     return subprocess.Popen(argv, env=env, stdout=open(log_path, "wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -162,18 +173,25 @@ def test_two_projectors_two_apis_one_broker_a_projector_killed(tmp_path):
         assert len(topics) == STREAM_TOPICS
         streams = [open_stream(api, key, topic) for api in apis for topic in topics]
 
-        # the day's games in play: a steady flow of events onto the 4-partition feed topics
-        play = start([*SVC, "sandbox", "play", "--speed", "2400"], env, tmp_path / "sandbox.log")
-        extra.append(play)
-        # both projectors hold feed partitions of the group before one is killed
+        # both projectors hold feed partitions of the group
         deadline = time.monotonic() + 60
         while not (held(tmp_path / "projector2.log") and held(data_dir / "logs" / "projector.log")):
             assert time.monotonic() < deadline and projector2.poll() is None, \
                 (tmp_path / "projector2.log").read_text()[-3000:]
             time.sleep(0.2)
-        time.sleep(3)
-        assert play.poll() is None, "the sandbox day ended before the projector was killed"
         shared = held(data_dir / "logs" / "projector.log")[-1]
+
+        # the day's games in play (10.5 hours at 4000x): a steady flow onto the 4-partition feed
+        # topics, the second projector killed in the middle of it
+        pregame = kept_games(data_dir)
+        play = start([*SVC, "sandbox", "play", "--speed", "4000"], env, tmp_path / "sandbox.log")
+        extra.append(play)
+        while kept_games(data_dir) == pregame:  # in play once the log grows
+            assert play.poll() is None, (tmp_path / "sandbox.log").read_text()[-2000:]
+            time.sleep(0.1)
+        time.sleep(2)
+        assert play.poll() is None, "the sandbox day ended before the projector was killed"
+        assert held(data_dir / "logs" / "projector.log")[-1] == shared  # no rebalance meanwhile
         projector2.send_signal(signal.SIGKILL)
         projector2.wait(10)
         assert play.wait(240) == 0, (tmp_path / "sandbox.log").read_text()[-2000:]
