@@ -14,7 +14,11 @@ per-book or non-public data and anything off sports and betting maths get a poli
 `needs_jurisdiction` (`param: state`); league-aware questions 422 `needs_league`.
 
 The question is never logged or stored: not in logs, tables, log topics, metrics or error
-details. Price: 5 credits (docs/answers.md).
+details. `Idempotency-Key`: a retry with the same key and body gets the first answer again
+(`Idempotent-Replayed: true`); the same key with another body is 422 `idempotency_key_reused`, a
+retry while the first runs 409 `idempotency_in_progress`. The finished answer (never its question)
+is kept a day: `GET /v1/answers/{answer_id}` returns it to the key's account, then 410
+`answer_expired`. Price: 5 credits an answer, 1 to read one back (docs/answers.md).
 """
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
@@ -24,14 +28,17 @@ from typing import Annotated, AsyncIterator
 
 import msgspec
 import structlog
-from litestar import Request, Response, post
+from litestar import Request, Response, get, post
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
-from litestar.params import Body
+from litestar.params import Body, HeaderParameter, PathParameter
 from litestar.response import Stream
 
-from api.answers import engine
+from access.context import access_of
+from api import idempotency
+from api.access.middleware import service_for
+from api.answers import engine, store
 from api.answers.record import Answer, stream_events
 from api.answers.understand import US_STATES
 from api.conventions import request_id
@@ -39,11 +46,12 @@ from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError, build_problem
 from api.routes._db import read_models
-from schemas.ids import RandomIds
+from schemas.ids import ID_PATTERNS, RandomIds
 from wire import sse
 
 log = structlog.get_logger("api.answers")
 PRICE = 5
+READ_PRICE = 1
 _answer_ids = RandomIds("answer")
 _encoder = msgspec.json.Encoder()
 
@@ -108,6 +116,7 @@ async def _events(answer: Answer, problem_for) -> AsyncIterator[bytes]:
     responses={
         **problem_responses(
             "unauthenticated", "insufficient_scope", "not_entitled", "needs_jurisdiction", "needs_league",
+            "idempotency_key_reused", "idempotency_in_progress",
             "method_not_allowed", "rate_limited", "quota_exhausted", "payload_too_large", "service_unavailable",
         ),
         201: ResponseSpec(data_container=Answer, description="The finished answer.", generate_examples=False,
@@ -123,24 +132,59 @@ async def _events(answer: Answer, problem_for) -> AsyncIterator[bytes]:
 async def create_answer(
     request: Request,
     data: Annotated[AnswerRequest, Body(examples=[Example(summary="The hold of two prices", value=REQUEST_EXAMPLE)])],
+    idempotency_key: Annotated[str | None, HeaderParameter(
+        name=idempotency.HEADER, max_length=255, required=False,
+        description="Any unique string (1 to 255 visible ASCII): a retry with the same key and body gets the first answer.",
+    )] = None,
 ) -> Response:
     state = _checked_state(data.state)
     if not data.question.strip():
         raise ProblemError("invalid_request", "`question` must contain something other than spaces.",
                            param="question")
+    key = idempotency.check_key(idempotency_key)
+    subject = _subject(request)
     rid = request_id(request)
-    ask = engine.Ask(question=data.question, state=state, answer_id=_answer_ids(), request_id=rid,
-                     now=datetime.now(UTC), expires_at=None)
+    if key is not None:
+        # keyed with the service's secret: the kept fingerprint cannot be matched against guessed questions
+        digest = idempotency.fingerprint(service_for(request.scope).secret, msgspec.json.encode(data, order="deterministic"))
+        async with read_models(request) as (conn, _):
+            stored = await idempotency.begin(conn, subject, key, "answers.create", digest)
+        if stored is not None:
+            replayed = msgspec.json.decode(stored.body, type=Answer)
+            return _respond(request, replayed, stored.body, rid, {"Idempotent-Replayed": "true"})
+    now = datetime.now(UTC)
+    ask = engine.Ask(question=data.question, state=state, answer_id=_answer_ids(), request_id=rid, now=now,
+                     expires_at=now + store.TTL)
     try:
         async with read_models(request) as (conn, schema):
             answer = await engine.answer(conn, schema, ask)
-    except engine.Refused as exc:
-        raise ProblemError(exc.code, exc.detail, param=exc.param) from None
-    except ProblemError:
-        raise
-    except Exception as exc:  # never let a message or traceback that might hold the question reach a log
+            body = _encoder.encode(answer)
+            await store.keep(conn, answer.answer_id, subject, body, ask.expires_at)  # type: ignore[arg-type]
+            if key is not None:
+                await idempotency.finish(conn, subject, key, 201, body)
+    except BaseException as exc:
+        if key is not None:
+            async with read_models(request) as (conn, _):
+                await idempotency.forget(conn, subject, key)
+        if isinstance(exc, engine.Refused):
+            raise ProblemError(exc.code, exc.detail, param=exc.param) from None
+        if isinstance(exc, (ProblemError, GeneratorExit, KeyboardInterrupt, SystemExit)):
+            raise
+        # never let a message or traceback that might hold the question reach a log
         log.error("answer failed", error=type(exc).__name__, request_id=rid)
         raise ProblemError("internal_error", "The answer could not be made; it has been logged.") from None
+    return _respond(request, answer, body, rid, {})
+
+
+def _subject(request: Request) -> str:
+    access = access_of(request)
+    if access is None:
+        raise RuntimeError("the answers routes need the access middleware")
+    return f"{access.caller.mode}:{access.caller.subject}"
+
+
+def _respond(request: Request, answer: Answer, body: bytes, rid: str, headers: dict[str, str]) -> Response:
+    headers = {"Cache-Control": "no-store", **headers}
     if _wants_stream(request):
         docs_url = request.app.state.settings.docs_url
 
@@ -148,9 +192,39 @@ async def create_answer(
             return build_problem("internal_error", "The answer stream failed.", param=None, request_id=rid,
                                  docs_url=docs_url)
 
-        return Stream(_events(answer, problem), status_code=200, media_type="text/event-stream",
-                      headers={"Cache-Control": "no-store"})
-    return Response(answer, status_code=201, headers={"Cache-Control": "no-store"})
+        return Stream(_events(answer, problem), status_code=200, media_type="text/event-stream", headers=headers)
+    return Response(body, status_code=201, media_type="application/json", headers=headers)
 
 
-ROUTES = [create_answer]
+@get(
+    "/v1/answers/{answer_id:str}",
+    summary="Read a finished answer again",
+    description=(
+        "The answer as it was served, for a day after it was made, to the account (and key mode) that asked; "
+        "never its question. Later: 410 `answer_expired` for a week, then 404 `not_found`; another account's "
+        "answer is 404 too. Needs `run:answers`."
+    ),
+    responses={
+        200: ResponseSpec(data_container=Answer, description="The answer.", generate_examples=False),
+        **problem_responses("unauthenticated", "insufficient_scope", "not_found", "answer_expired", "rate_limited",
+                            "quota_exhausted", "service_unavailable"),
+    },
+    opt={"operation": "answers.get", "scope": "run:answers", "price": READ_PRICE, "credential": "key"},
+    operation_id="answers_get",
+    tags=["answers"],
+)
+async def get_answer(
+    request: Request,
+    answer_id: Annotated[str, PathParameter(pattern=ID_PATTERNS["answer"].pattern, description="`ans_` ID.")],
+) -> Response:
+    async with read_models(request) as (conn, _):
+        kept = await store.read(conn, answer_id, _subject(request))
+    if kept is None:
+        raise ProblemError("not_found", f"No answer {answer_id} of yours is kept.", param="answer_id")
+    if kept.body is None:
+        raise ProblemError("answer_expired", f"Answer {answer_id} expired at {kept.expires_at.isoformat()}; ask again.",
+                           param="answer_id")
+    return Response(kept.body, status_code=200, media_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+ROUTES = [create_answer, get_answer]

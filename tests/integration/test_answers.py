@@ -255,3 +255,51 @@ async def test_no_question_in_any_log_or_table(api_settings, api_db, answer_keys
             assert hits == 0, t
     finally:
         await conn.close()
+
+
+async def test_a_finished_answer_is_read_back_by_its_asker_until_it_expires(api, api_db, answer_keys):
+    key = answer_keys["live"]
+    a = (await ask(api, key, "What is +150 in decimal odds?")).json()
+    assert a["expires_at"] and a["links"]["self"] == f"/v1/answers/{a['answer_id']}"
+    r = await api.get(a["links"]["self"], headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 200 and r.json() == a
+    # another account's key, the test mode of the same account, or an unknown ID: not found
+    for other in (answer_keys["test"], answer_keys["no_scope"]):
+        r = await api.get(a["links"]["self"], headers={"Authorization": f"Bearer {other}"})
+        assert r.status_code in (403, 404), r.text
+        assert r.json()["code"] in ("not_found", "insufficient_scope")
+    r = await api.get("/v1/answers/ans_" + "2" * 20, headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 404 and r.json()["param"] == "answer_id"
+    r = await api.get("/v1/answers/nope", headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 400 and r.json()["param"] == "answer_id"
+    conn = await asyncpg.connect(api_db)
+    try:  # a day later
+        await conn.execute("UPDATE access.answers SET expires_at = now() - interval '1 minute' WHERE answer_id = $1",
+                           a["answer_id"])
+        from api.answers import store
+        await store.tidy(conn)
+        assert await conn.fetchval("SELECT body FROM access.answers WHERE answer_id = $1", a["answer_id"]) is None
+    finally:
+        await conn.close()
+    r = await api.get(a["links"]["self"], headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 410 and r.json()["code"] == "answer_expired" and r.json()["param"] == "answer_id"
+
+
+async def test_idempotency_key_replays_the_first_answer(api, answer_keys):
+    key = answer_keys["live"]
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": "answers-test-1"}
+    first = await api.post("/v1/answers", json={"question": "hold on -105 -115"}, headers=headers)
+    again = await api.post("/v1/answers", json={"question": "hold on -105 -115"}, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.headers.get("idempotent-replayed") == "true" and again.json() == first.json()
+    streamed = await api.post("/v1/answers", json={"question": "hold on -105 -115"},
+                              headers={**headers, "Accept": "text/event-stream"})
+    assert streamed.status_code == 200 and first.json()["answer_id"] in streamed.text
+    other = await api.post("/v1/answers", json={"question": "hold on -110 -110"}, headers=headers)
+    assert other.status_code == 422 and other.json()["code"] == "idempotency_key_reused"
+    assert other.json()["param"] == "Idempotency-Key"
+    fresh = await api.post("/v1/answers", json={"question": "hold on -105 -115"}, headers={"Authorization": f"Bearer {key}"})
+    assert fresh.json()["answer_id"] != first.json()["answer_id"]
+    bad = await api.post("/v1/answers", json={"question": "hold on -105 -115"},
+                         headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "a b"})
+    assert bad.status_code == 400 and bad.json()["param"] == "Idempotency-Key"
