@@ -6,8 +6,8 @@ team's game of that week when the schedule is known (left unlinked otherwise: a 
 stands on its own). A designation (Questionable, Doubtful, Out) is also a news item written
 from a template ("Patrick Mahomes (ankle) questionable for week 3"), and a player showing up
 with another team a transaction item ("… now with the Denver Broncos"). `practice_status` is often a line break and spaces inside quotes: blank
-after trimming, so no practice status. Game-day status is derived from the designation:
-`Out` means out; the others are undecided until game day (none).
+after trimming, so no practice status. The designation in words and what it says of game day
+come from `DESIGNATION`, which maps every report status the source uses.
 """
 
 from __future__ import annotations
@@ -28,7 +28,21 @@ from schemas.events import AnyEvent, InjuryReported, NewsPublished
 
 NAME = "nflverse-injuries"
 REQUIRED = ("season", "team", "week", "gsis_id", "full_name", "date_modified")
-GAME_DAY = {"Out": "out"}
+# `report_status` -> (`status`: the designation in words, `game_day`: active, inactive or out),
+# for every value the source uses (docs/ingest.md, "Injury reports"). The designations are the
+# NFL's: Out "will not play", Doubtful "unlikely to participate", Questionable "uncertain to
+# play"; Note is a listing without an injury designation (rest, personal, ...); a row with no
+# report status is a practice-report entry with no game status at all. `game_day` is what the
+# designation says of game day (the report is not the game-day inactive list): out; inactive
+# when unlikely to play; active when the player is not ruled out (Questionable keeps its
+# uncertainty in `status`).
+DESIGNATION: dict[str | None, tuple[str, str]] = {
+    "Out": ("Out", "out"),
+    "Doubtful": ("Doubtful", "inactive"),
+    "Questionable": ("Questionable", "active"),
+    "Note": ("Note", "active"),
+    None: ("Not designated", "active"),
+}
 DESIGNATIONS = ("Questionable", "Doubtful", "Out")  # a report status that is news (Note is not)
 INJURY_NEWS = "{name} ({injury}) {designation} for week {week}"
 INJURY_NEWS_NO_DETAIL = "{name} {designation} for week {week}"
@@ -69,13 +83,15 @@ def _row(index: int, location: str, row: Row, roster: Roster, ingest_ts: datetim
     position = csv_rows.text(row, "position")
     at = reported_at(row)
     status = csv_rows.name(row, "report_status")
+    # a value the source has not used before keeps its words, with no game-day reading
+    words, game_day = DESIGNATION.get(status, (status, None))
     report = InjuryReported(
         source=SOURCE, source_id=f"{gsis}/{season}/{week}", source_ts=at, ingest_ts=ingest_ts,
         player_id=player_id(COMPETITION, gsis), team_id=team.team_id, season=season, week=week,
-        game_type=csv_rows.text(row, "game_type"), status=status,
+        game_type=csv_rows.text(row, "game_type"), status=words,
         detail=csv_rows.name(row, "report_primary_injury") or csv_rows.name(row, "practice_primary_injury"),
         secondary_detail=csv_rows.name(row, "report_secondary_injury") or csv_rows.name(row, "practice_secondary_injury"),
-        practice=csv_rows.name(row, "practice_status"), game_day=GAME_DAY.get(status or ""), reported_at=at,
+        practice=csv_rows.name(row, "practice_status"), game_day=game_day, reported_at=at,
     )
     pid = report.player_id
     query = WeekGame(COMPETITION, season_text, week, team.team_id) if week is not None else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+
 from collections import Counter
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -204,8 +206,27 @@ def test_injuries_with_line_breaks_inside_quotes(resolver_with_games):
     assert (first.status, first.detail, first.practice, first.game_day) == ("Out", "Knee", None, "out")
     assert first.reported_at == datetime(2024, 9, 8, 18, 35, 57, tzinfo=timezone.utc) == first.source_ts
     assert all(r.game_id is not None for r in reports)
-    assert Counter(r.status for r in reports)[None] == 1462
     assert sum(1 for r in reports if r.practice is None) >= 354
+
+
+def test_every_injury_report_status_is_mapped_to_words_and_a_game_day(resolver_with_games):
+    """Issue 20 item 8: a designation in words on every report, and game_day active, inactive
+    or out (spec 2.8), for every value the file uses, counted against the file itself."""
+    resolver, _ = resolver_with_games
+    path = SAMPLES / "injuries_2024_weeks01-10.csv"
+    with open(path, newline="") as f:
+        source = Counter(r["report_status"].strip() for r in csv.DictReader(f))
+    assert set(source) == {"", "Questionable", "Out", "Doubtful", "Note"}
+    reports = [e for e in collect(nflverse_injuries.parse(path, NOW).items, resolver).events
+               if isinstance(e, InjuryReported)]
+    served = Counter((r.status, r.game_day) for r in reports)
+    assert served == {
+        ("Not designated", "active"): source[""],  # practice-report only: no game status was given
+        ("Questionable", "active"): source["Questionable"],
+        ("Doubtful", "inactive"): source["Doubtful"],
+        ("Out", "out"): source["Out"],
+        ("Note", "active"): source["Note"],
+    }
 
 
 def test_injury_rows_report_the_line_they_start_on(tmp_path):
