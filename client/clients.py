@@ -59,6 +59,11 @@ class Client(_Resources):
         self._http = http_client or httpx.Client(timeout=timeout if timeout is not None else DEFAULT_TIMEOUT)
         self._attach()
 
+    @property
+    def wire(self):
+        from .wire import Wire
+        return Wire(self)
+
     def _send(self, call: Call) -> httpx.Response:
         method, url, params, headers, body = self._core.build(call)
         attempt = 0
@@ -106,6 +111,11 @@ class AsyncClient(_Resources):
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=timeout if timeout is not None else DEFAULT_TIMEOUT)
         self._attach()
+
+    @property
+    def wire(self):
+        from .wire import AsyncWire
+        return AsyncWire(self)
 
     async def _send(self, call: Call) -> httpx.Response:
         method, url, params, headers, body = self._core.build(call)

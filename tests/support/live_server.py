@@ -28,10 +28,12 @@ def api_server(
 
 @contextmanager
 def api_process(
-    database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
+    database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", *,
+    port: int | None = None, **extra_env: str,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`api_server`, yielding the granian main process too (for tests that stop it themselves)."""
-    port = free_port()
+    """`api_server`, yielding the granian main process too (for tests that stop it themselves);
+    `port` serves on a given port (a restarted process where clients expect the old one)."""
+    port = port or free_port()
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
         "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **extra_env,

@@ -1,0 +1,89 @@
+"""`client.wire.subscribe` against the real Wire (granian, the projector process, the broker):
+the API process is killed outright mid-stream, deltas keep coming while it is down, a new
+process comes up at the same address; the consumer resumes its session and its folded state
+equals the read model's, seq by seq with nothing missed and nothing twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+import client
+from client.fold import fold
+from infra.net import free_port
+from tests.integration.test_wire_crash import kill_outright
+from tests.integration.wire_support import market_now, wire_stack
+from tests.support import projection_events as ev
+from tests.support.live_server import api_process
+from tests.support.projection_harness import caught_up
+
+GAMES = ev.schedule(1)
+BOOKS = ("dk", "fd", "mgm")
+GID = GAMES[0].game_id
+MID = ev.market_id(GID, "game", "h2h", "full", None)
+TOPIC = f"market:{MID}"
+ROUNDS = [[("dk", [-300, 250]), ("fd", [-280, 230])], [("mgm", [-260, 210]), ("dk", [-120, 100])],
+          [("fd", [-150, 130]), ("mgm", [-140, 120])]]
+
+
+async def _until(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
+async def _publish(settings, round_: int) -> None:
+    await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + 10 * round_ + i)
+                                for i, (book, prices) in enumerate(ROUNDS[round_])])
+    assert await caught_up(settings, 60)
+
+
+async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_the_read_model(
+        settings, topics, tmp_path):
+    async with wire_stack(settings, tmp_path, [*GAMES, *ev.season_quotes(GAMES, BOOKS, 2, seed=3)]) as (_, key, _):
+        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
+               "SVC_WIRE_PING_SECONDS": "0.5"}
+        port = free_port()
+        run = (settings.database_url, settings.data_dir, settings.key_secret)
+        events: list = []
+        with api_process(*run, tmp_path / "first.log", port=port, **env) as (base, proc):
+            svc = client.AsyncClient(base_url=base, api_key=key)
+            sub = svc.wire.subscribe([TOPIC])
+
+            async def consume() -> None:
+                async for event in sub:
+                    events.append(event)
+
+            consumer = asyncio.create_task(consume())
+            first_seq, _ = await market_now(settings, MID)
+            await _until(lambda: sub.seqs.get(TOPIC) == first_seq, 20, "no snapshot")
+            assert events[0].op == "snapshot" and events[0].seq == first_seq
+            await _publish(settings, 0)
+            seq, _ = await market_now(settings, MID)
+            await _until(lambda: sub.seqs.get(TOPIC) == seq, 20, "deltas did not arrive")
+            kill_outright(proc.pid)
+        # deltas while no API process runs: the resume must replay them
+        await _publish(settings, 1)
+        with api_process(*run, tmp_path / "second.log", port=port, **env) as (base, _):
+            seq, _ = await market_now(settings, MID)
+            await _until(lambda: sub.seqs.get(TOPIC) == seq, 30, "the consumer did not resume")
+            await _publish(settings, 2)
+            last_seq, snapshot = await market_now(settings, MID)
+            await _until(lambda: sub.seqs.get(TOPIC) == last_seq, 20, "deltas after the resume did not arrive")
+            assert sub.resumes >= 1 and sub.snapshots == 1  # resumed, never re-snapshotted
+            deltas = [e.seq for e in events if e.op == "delta"]
+            assert deltas == list(range(first_seq + 1, last_seq + 1))
+            assert sub.states[TOPIC] == fold(None, "market.update", snapshot)
+            # `svc watch` on the same client prints the topic's snapshot at its last seq
+            watched = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "-m", "cli.main", "watch", TOPIC, "--url", base, "--count", "1"],
+                capture_output=True, text=True, timeout=60, env={**os.environ, "SVC_API_KEY": key})
+            assert watched.returncode == 0, watched.stderr
+            assert f"{last_seq} {TOPIC} market.update" in " ".join(watched.stdout.split())
+            await sub.aclose()
+            consumer.cancel()
+            await svc.aclose()
