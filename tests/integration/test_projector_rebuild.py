@@ -174,7 +174,13 @@ async def test_rebuild_under_a_running_projector_loses_nothing(settings, topics,
 
     appender = asyncio.create_task(keep_appending())
     try:
-        await asyncio.sleep(2)
+        # the first swap must meet a running projector: on a busy machine start-up takes a while
+        for _ in range(300):
+            if "projector running" in log.read_text():
+                break
+            await asyncio.sleep(0.2)
+        assert "projector running" in log.read_text(), log.read_text()[-2000:]
+        await asyncio.sleep(1)
         results = [await run_rebuild(settings)]  # while the projector's fast path follows the log
         for _ in range(150):
             if "resuming at the tracked offsets" in log.read_text():
