@@ -203,22 +203,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The reference library: each <kind>/<slug>.md file into reference.published, .revised or
         .retired events (only what changed; a file that does not validate is dead-lettered)."""
-        from ingest.event_log import open_event_log
         from ingest.library import ingest_library, library_root
 
-        settings = settings_for(data_dir)
-        root = directory or library_root()
-
-        async def main():
-            async with open_event_log(settings, dataset.value) as log:
-                return await ingest_library(root, log, settings)
-
-        summary = run_on_stack(main())
-        if as_json:
-            print_json(summary.public())
-            return
-        print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
-        print_details(summary)
+        _ingest_content(directory or library_root(), ingest_library, dataset, as_json, data_dir)
 
     @ingest_app.command("strategies")
     def strategies(
@@ -231,22 +218,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The strategy registry: each strategies/<family>/<slug>.toml and recipes/<chain>.toml file into
         strategy.* and recipe.* events (only what changed; a file that does not validate is dead-lettered)."""
-        from ingest.event_log import open_event_log
         from ingest.strategies import ingest_registry, registry_root
 
-        settings = settings_for(data_dir)
-        root = directory or registry_root()
-
-        async def main():
-            async with open_event_log(settings, dataset.value) as log:
-                return await ingest_registry(root, log, settings)
-
-        summary = run_on_stack(main())
-        if as_json:
-            print_json(summary.public())
-            return
-        print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
-        print_details(summary)
+        _ingest_content(directory or registry_root(), ingest_registry, dataset, as_json, data_dir)
 
     @ingest_app.command("dead-letters")
     def dead_letters(
@@ -271,3 +245,22 @@ def register(app: typer.Typer) -> None:
         for d in shown:
             table.add_row(d.file, d.location, d.reason)
         print_table(table)
+
+
+def _ingest_content(root: Path, ingest, dataset: DatasetChoice, as_json: bool, data_dir) -> None:
+    """A folder of content files (the reference library, the strategy registry) into the log:
+    `ingest(root, log, settings)` turns what changed into events; the summary as every ingest."""
+    from ingest.event_log import open_event_log
+
+    settings = settings_for(data_dir)
+
+    async def main():
+        async with open_event_log(settings, dataset.value) as log:
+            return await ingest(root, log, settings)
+
+    summary = run_on_stack(main())
+    if as_json:
+        print_json(summary.public())
+        return
+    print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
+    print_details(summary)
