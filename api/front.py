@@ -1,11 +1,11 @@
 """The front door: an ASGI layer around the whole app, before routing.
 
-A HEAD request is answered as its GET without the body (RFC 9110 9.3.2), for every GET route.
-
 Every HTTP response gets `Request-Id`, `Api-Version` and `Client-Request-Id`; a credential in
 the URL or an unsupported `Api-Version` is refused before any route (or 404) is reached; one
 access-log line per request (when the log level takes it), which never contains the query
-string or a credential; the request's Prometheus metrics (api/metrics.py).
+string or a credential; the request's Prometheus metrics (api/metrics.py). A HEAD request is
+answered as its GET without the body (RFC 9110 9.3.2), and a response is gzipped for a client
+that accepts it.
 
 It runs on every request, so it reads only the two request headers it needs and keeps the
 credential scan of a query string it has seen before.
@@ -21,6 +21,8 @@ from urllib.parse import parse_qsl
 
 import msgspec
 import structlog
+from litestar.config.compression import CompressionConfig
+from litestar.middleware.compression import CompressionMiddleware
 
 from api import metrics
 from api.problems import PROBLEM_MEDIA_TYPE, bounded, build_problem
@@ -46,6 +48,14 @@ _TICKET_PATH = re.compile(r"^/v1/stream/")
 _ADDED = frozenset({b"request-id", b"api-version", b"client-request-id"})
 _API_VERSION = API_VERSION.encode()
 _QUERY_CACHE_SIZE = 4096
+# Responses are gzipped for a client that accepts it, from this size on: below it the gzip
+# header and the CPU cost more than the bytes saved. Level 6 is zlib's default balance.
+COMPRESS_MIN_BYTES = 1024
+COMPRESS_LEVEL = 6
+COMPRESSION = CompressionConfig(
+    backend="gzip", minimum_size=COMPRESS_MIN_BYTES, gzip_compress_level=COMPRESS_LEVEL,
+    exclude=["^/v1/stream/"],  # server-sent events go out as they happen, never held in a compressor
+)
 _UNSEEN = object()
 
 log = structlog.get_logger("api.access")
@@ -99,6 +109,9 @@ def head_only(send, receive):
 class FrontDoor:
     def __init__(self, app: Any, docs_url: str) -> None:
         self.app = app
+        # compressed here, outside the app, so what the read cache keeps (api/read_cache.py) is
+        # the plain body, served compressed or not per request as each client asks
+        self._served = CompressionMiddleware(app, COMPRESSION)
         self.docs_url = docs_url
         self._request_id = RandomIds("request")
         self._queries: dict[tuple[bytes, bool], str | None] = {}  # query string -> credential parameter
@@ -170,7 +183,7 @@ class FrontDoor:
                 code, detail, param = refusal
                 await self._problem(send_with_headers, code, detail, param, request_id)
             else:
-                await self.app(scope, receive, send_with_headers)
+                await self._served(scope, receive, send_with_headers)
         finally:
             seconds = time.perf_counter() - started
             metrics.finished()

@@ -1,6 +1,6 @@
 """HTTP details a client library relies on, on the served app and the real database: the
 challenge on every 401 (RFC 9110 11.6.1, RFC 6750 3), HEAD wherever GET is (RFC 9110 9.3.2),
-paging cursors a client cannot alter."""
+paging cursors a client cannot alter, gzip for clients that accept it."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from litestar.testing import AsyncTestClient
 from access.store import create_key
 from api.app import create_app
 from api.conventions import CURSOR_TAG_BYTES, cursor_key
+from api.front import COMPRESS_MIN_BYTES
 from schemas.datasets import pg_schema
 from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import KEY_SECRET
@@ -140,9 +141,10 @@ async def test_head_where_there_is_no_get_is_405_and_allow_lists_head_with_get(s
     assert {"GET", "HEAD"} <= allowed and "HEAD" in r.json()["detail"]
 
 
-async def test_head_on_a_stream_answers_its_head_and_ends_on_the_served_app(settings, topics, tmp_path):
-    """On granian with the Wire running: HEAD on a stream with a valid ticket gets the stream's
-    status and headers and ends at once (nothing hangs), and its connection is counted out."""
+async def test_a_stream_is_never_compressed_and_head_on_it_ends_at_once(settings, topics, tmp_path):
+    """On granian with the Wire running: a stream asked for with gzip accepted is sent as it is,
+    event by event; HEAD on a stream with a valid ticket gets the stream's status and headers and
+    ends at once (nothing hangs), and its connection is counted out."""
     from tests.integration.wire_support import all_counted_out, wire_stack
     from tests.support import projection_events as ev
 
@@ -155,6 +157,13 @@ async def test_head_on_a_stream_answers_its_head_and_ends_on_the_served_app(sett
         r = await asyncio.wait_for(c.head(f"/v1/stream/{topic}", params={"ticket": minted.json()["ticket"]}), 10)
         assert r.status_code == 200 and r.content == b""
         assert r.headers["content-type"].startswith("text/event-stream")
+        minted = await c.post("/v1/wire/tickets", json={"transport": "sse", "topics": [topic]},
+                              headers={"Authorization": f"Bearer {key}"})
+        async with c.stream("GET", f"/v1/stream/{topic}", params={"ticket": minted.json()["ticket"]},
+                            headers={"Accept-Encoding": "gzip"}) as stream:
+            assert stream.status_code == 200 and "content-encoding" not in stream.headers
+            first = await asyncio.wait_for(stream.aiter_lines().__anext__(), 10)  # the snapshot, not held back
+            assert first.startswith(("event:", "id:", ":")), first
         await all_counted_out(settings)
 
 
@@ -205,3 +214,36 @@ async def test_a_tampered_cursor_is_refused_never_another_page(api, api_settings
         r = await api.get(path, params={**params, "cursor": _pack(raw, bytes([tag[0] ^ 1]) + tag[1:])})
         assert r.status_code == 400 and r.json()["param"] == "cursor", path
         assert (await api.get(path, params={**params, "cursor": page["next_cursor"]})).status_code == 200, path
+
+
+# --- compression --------------------------------------------------------------------------------
+
+async def test_responses_are_gzipped_for_clients_that_accept_it(api):
+    plain_headers = {"Accept-Encoding": "identity"}
+    gzip_headers = {"Accept-Encoding": "gzip"}
+    path, params = "/v1/games", {"limit": 20}
+    plain = await api.get(path, params=params, headers=plain_headers)
+    assert plain.status_code == 200 and "content-encoding" not in plain.headers
+    assert int(plain.headers["content-length"]) == len(plain.content) > COMPRESS_MIN_BYTES
+    # twice: the second is served from the read cache, compressed just the same
+    for _ in range(2):
+        packed = await api.get(path, params=params, headers=gzip_headers)
+        assert packed.status_code == 200 and packed.headers["content-encoding"] == "gzip"
+        assert "accept-encoding" in packed.headers["vary"].lower()
+        assert int(packed.headers["content-length"]) < len(plain.content) / 4  # a list of games packs well
+        body = packed.json()  # httpx inflates it
+        assert body["data"] and all(g["request_id"] == packed.headers["request-id"] for g in body["data"])
+        for got, want in zip(body["data"], plain.json()["data"]):
+            assert {**got, "request_id": None} == {**want, "request_id": None}
+    # under the threshold: sent as it is
+    small = await api.get("/v1/sports", headers=gzip_headers)
+    if len(small.content) < COMPRESS_MIN_BYTES:
+        assert "content-encoding" not in small.headers
+    r = await api.get("/health", headers=gzip_headers)
+    assert "content-encoding" not in r.headers and int(r.headers["content-length"]) < COMPRESS_MIN_BYTES
+    # HEAD gives the length GET would send compressed
+    head = await api.head(path, params=params, headers=gzip_headers)
+    assert head.headers["content-encoding"] == "gzip" and head.content == b""
+    assert abs(int(head.headers["content-length"]) - int(packed.headers["content-length"])) <= 8  # new request ID
+
+

@@ -5,6 +5,9 @@ see api_bench_app.py) over the sample read models; 64 concurrent keep-alive clie
 separate load-generator process (`wrk` when installed, else tests/perf/http_load.py). Baseline:
 GET /health on the same server in the same run (it checks the database: one pooled query).
 Targets (issue 6): requests/s >= 0.4 of the baseline, p99 <= 10 ms.
+
+Compression (api/front.py): the same two routes asked for with `Accept-Encoding: gzip`, each over
+itself without it: bytes on the wire, requests/s and p99.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import subprocess
 import sys
 
 import asyncpg
+import httpx
 
 from access.store import create_key
 from schemas.natural_keys import market_id
@@ -30,9 +34,9 @@ WARMUP_SECONDS = 2
 KEY_SECRET = "bench-secret"
 
 
-def _wrk(url: str, seconds: float, header: str) -> dict:
+def _wrk(url: str, seconds: float, headers: list[str]) -> dict:
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "-H", header, url],
+        ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", *(a for h in headers for a in ("-H", h)), url],
         capture_output=True, text=True, check=True,
     ).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -45,10 +49,10 @@ def _wrk(url: str, seconds: float, header: str) -> dict:
     return {"rate": rate, "p50_ms": ms("50%"), "p99_ms": ms("99%"), "errors": int(non_2xx.group(1)) if non_2xx else 0}
 
 
-def _python_load(url: str, seconds: float, header: str) -> dict:
+def _python_load(url: str, seconds: float, headers: list[str]) -> dict:
     out = subprocess.run(
         [sys.executable, "-m", "tests.perf.http_load", url, "--connections", str(CONNECTIONS), "--seconds", str(seconds),
-         "--header", header],
+         *(a for h in headers for a in ("--header", h))],
         capture_output=True, text=True, check=True,
     ).stdout
     result = json.loads(out)
@@ -56,10 +60,10 @@ def _python_load(url: str, seconds: float, header: str) -> dict:
             "errors": result["errors"]}
 
 
-def _measure(url: str, header: str) -> dict:
+def _measure(url: str, headers: list[str]) -> dict:
     load = _wrk if shutil.which("wrk") else _python_load
-    load(url, WARMUP_SECONDS, header)
-    result = load(url, SECONDS, header)
+    load(url, WARMUP_SECONDS, headers)
+    result = load(url, SECONDS, headers)
     if result["errors"]:
         raise RuntimeError(f"{result['errors']} error responses from {url}")
     return result
@@ -75,6 +79,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     finally:
         await conn.close()
     header = f"Authorization: Bearer {key}"
+    gzip = "Accept-Encoding: gzip"
     spreads = market_id(sample.opener.game_id, "game", "spreads", "full", None)
     routes = {
         "health": "/health",
@@ -86,7 +91,16 @@ async def run(ctx: BenchContext) -> list[Figure]:
     with api_server(settings.database_url, settings.data_dir, KEY_SECRET, log, app="tests.perf.api_bench_app:app") as base:
         results = {}
         for name, path in routes.items():
-            results[name] = await asyncio.to_thread(_measure, base + path, header)
+            results[name] = await asyncio.to_thread(_measure, base + path, [header])
+        sizes = {}
+        async with httpx.AsyncClient(base_url=base, timeout=30, headers={"Authorization": f"Bearer {key}"}) as client:
+            for name in ("games", "market"):
+                results[f"{name}+gzip"] = await asyncio.to_thread(_measure, base + routes[name], [header, gzip])
+                plain = await client.get(routes[name], headers={"Accept-Encoding": "identity"})
+                packed = await client.get(routes[name], headers={"Accept-Encoding": "gzip"})
+                if packed.headers.get("content-encoding") != "gzip":
+                    raise RuntimeError(f"{routes[name]} was not compressed")
+                sizes[name] = (int(plain.headers["content-length"]), int(packed.headers["content-length"]))
     base_line = results["health"]
     note = f"{CONNECTIONS} clients, {SECONDS}s, {tool}, granian 1 worker"
     figures = []
@@ -96,4 +110,12 @@ async def run(ctx: BenchContext) -> list[Figure]:
                               ">= 0.4", note))
         figures.append(Figure(f"{label} p99", r["p99_ms"], "ms", "GET /health p99", base_line["p99_ms"], "<= 10 ms",
                               f"p50 {r['p50_ms']:.2f} ms"))
+    for name, label in (("games", "GET /v1/games (page of 20)"), ("market", "GET /v1/markets/{id} (main + alternate)")):
+        plain, packed = results[name], results[f"{name}+gzip"]
+        figures.append(Figure(f"{label} gzip: bytes on the wire", sizes[name][1], "bytes", "same route uncompressed",
+                              sizes[name][0], None, "Accept-Encoding: gzip, level 6"))
+        figures.append(Figure(f"{label} gzip: requests/s", packed["rate"], "req/s", "same route uncompressed",
+                              plain["rate"], None, note))
+        figures.append(Figure(f"{label} gzip: p99", packed["p99_ms"], "ms", "same route uncompressed p99",
+                              plain["p99_ms"], "<= 10 ms", f"p50 {packed['p50_ms']:.2f} ms"))
     return figures
