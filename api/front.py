@@ -49,9 +49,11 @@ _ADDED = frozenset({b"request-id", b"api-version", b"client-request-id"})
 _API_VERSION = API_VERSION.encode()
 _QUERY_CACHE_SIZE = 4096
 # Responses are gzipped for a client that accepts it, from this size on: below it the gzip
-# header and the CPU cost more than the bytes saved. Level 6 is zlib's default balance.
+# header and the CPU cost more than the bytes saved. Level 1: a third of level 6's CPU for about
+# a third more bytes (a 30 KB JSON body: 0.2 ms and 3.9 KB against 0.7 ms and 2.9 KB), and
+# CPU is what the p99 target is spent on.
 COMPRESS_MIN_BYTES = 1024
-COMPRESS_LEVEL = 6
+COMPRESS_LEVEL = 1
 COMPRESSION = CompressionConfig(
     backend="gzip", minimum_size=COMPRESS_MIN_BYTES, gzip_compress_level=COMPRESS_LEVEL,
     exclude=["^/v1/stream/"],  # server-sent events go out as they happen, never held in a compressor

@@ -23,6 +23,7 @@ import asyncpg
 import httpx
 
 from access.store import create_key
+from api.front import COMPRESS_LEVEL
 from schemas.natural_keys import market_id
 from tests.perf.run import BenchContext, Figure
 from tests.support import read_models
@@ -113,7 +114,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     for name, label in (("games", "GET /v1/games (page of 20)"), ("market", "GET /v1/markets/{id} (main + alternate)")):
         plain, packed = results[name], results[f"{name}+gzip"]
         figures.append(Figure(f"{label} gzip: bytes on the wire", sizes[name][1], "bytes", "same route uncompressed",
-                              sizes[name][0], None, "Accept-Encoding: gzip, level 6"))
+                              sizes[name][0], None, f"Accept-Encoding: gzip, level {COMPRESS_LEVEL}"))
         figures.append(Figure(f"{label} gzip: requests/s", packed["rate"], "req/s", "same route uncompressed",
                               plain["rate"], None, note))
         figures.append(Figure(f"{label} gzip: p99", packed["p99_ms"], "ms", "same route uncompressed p99",
