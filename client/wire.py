@@ -203,6 +203,10 @@ class AsyncWire:
     def subscribe(self, topics: list[str], *, mode: str | None = None) -> Subscription:
         return Subscription(self._client, topics, mode)
 
+    def stream(self, topic: str, *, mode: str | None = None) -> "TopicStream":
+        """One topic over server-sent events, with the same guarantees."""
+        return TopicStream(self._client, topic, mode)
+
 
 class Wire:
     """The sync face: `for event in client.wire.subscribe(topics)` runs the async stream on an
@@ -229,3 +233,102 @@ class Wire:
             loop.run_until_complete(sub.aclose())
             loop.run_until_complete(aclient.aclose())
             loop.close()
+
+
+class TopicStream:
+    """One topic over server-sent events (spec 4.18, 6.2), for where a socket cannot be opened.
+
+    Each connection needs a ticket (single-use) minted for `sse` and this topic; a dropped stream
+    is reopened with a new ticket and `Last-Event-ID` (the last seq applied), so missed changes
+    replay or a fresh snapshot comes first. A delta out of order reopens the same way.
+    """
+
+    def __init__(self, client: Any, topic: str, mode: str | None, max_backoff: float = 10.0) -> None:
+        self._client = client
+        self.topic = topic
+        self.mode = mode
+        self.state: dict[str, Any] | None = None
+        self.seq: int | None = None
+        self.reconnects = 0
+        self.snapshots = 0
+        self._max_backoff = max_backoff
+        self._closed = False
+
+    async def __aiter__(self) -> AsyncIterator[WireEvent]:
+        import httpx
+
+        attempt = 0
+        while not self._closed:
+            try:
+                ticket = await self._client.wire_tickets.create(topics=[self.topic], transport="sse", mode=self.mode)
+                headers = {"Accept": "text/event-stream"}
+                if self.seq is not None:
+                    headers["Last-Event-ID"] = str(self.seq)
+                timeout = httpx.Timeout(10.0, read=60.0)  # pings come every 20 s
+                async with httpx.AsyncClient(timeout=timeout) as http:
+                    async with http.stream("GET", ticket.url, params={"ticket": ticket.ticket}, headers=headers) as r:
+                        if r.status_code >= 400:
+                            await r.aread()
+                            raise self._client._core.error(r)
+                        attempt = 0
+                        async for name, data in _sse_events(r.aiter_lines()):
+                            if name == "error":
+                                raise WireError(msgspec.json.decode(data))
+                            if name in ("drain", "warning") or not data:
+                                if name == "drain":
+                                    break
+                                continue
+                            event = self._apply(msgspec.json.decode(data))
+                            if event is False:
+                                break  # out of order: reopen from the last seq
+                            if event is not None:
+                                yield event
+            except (httpx.TransportError, OSError):
+                pass
+            except SvcError as exc:
+                if getattr(exc, "status", 500) < 500 and getattr(exc, "code", None) != "rate_limited":
+                    raise
+            if self._closed:
+                return
+            self.reconnects += 1
+            await asyncio.sleep(min(self._max_backoff, 0.25 * 2**attempt) * random.uniform(0.5, 1.0))
+            attempt += 1
+
+    def _apply(self, message: dict[str, Any]) -> WireEvent | None | bool:
+        seq = message.get("seq")
+        if message.get("op") not in ("snapshot", "delta") or not isinstance(seq, int):
+            return None  # a `feed` notice or another event a client may ignore
+        if message.get("op") == "snapshot":
+            self.state, self.seq = fold(None, message["type"], message["data"]), seq
+            self.snapshots += 1
+        else:
+            if self.seq is None or seq <= self.seq:
+                return None
+            if seq != self.seq + 1:
+                return False
+            self.state, self.seq = fold(self.state, message["type"], message["data"]), seq
+        return WireEvent(op=message.get("op", "delta"), type=message["type"], topic=message["topic"], seq=seq,
+                         source=message.get("source"), source_ts=message.get("source_ts"),
+                         emit_ts=message.get("emit_ts"), data=message["data"], state=self.state)
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+
+async def _sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
+    """(event name, data) per server-sent event; comments (pings) skipped."""
+    name, data = "message", []
+    async for line in lines:
+        if line == "":
+            if data or name != "message":
+                yield name, "\n".join(data)
+            name, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)

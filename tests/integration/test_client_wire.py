@@ -59,6 +59,14 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
                     events.append(event)
 
             consumer = asyncio.create_task(consume())
+            sse = svc.wire.stream(TOPIC)
+            sse_events: list = []
+
+            async def consume_sse() -> None:
+                async for event in sse:
+                    sse_events.append(event)
+
+            sse_consumer = asyncio.create_task(consume_sse())
             first_seq, _ = await market_now(settings, MID)
             await _until(lambda: sub.seqs.get(TOPIC) == first_seq, 20, "no snapshot")
             assert events[0].op == "snapshot" and events[0].seq == first_seq
@@ -74,6 +82,11 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
             await _publish(settings, 2)
             last_seq, snapshot = await market_now(settings, MID)
             await _until(lambda: sub.seqs.get(TOPIC) == last_seq, 20, "deltas after the resume did not arrive")
+            await _until(lambda: sse.seq == last_seq, 30, "the server-sent events did not catch up")
+            # over SSE: reopened with Last-Event-ID, missed changes replayed, no second snapshot
+            assert sse.reconnects >= 1 and sse.snapshots == 1
+            assert [e.seq for e in sse_events if e.op == "delta"] == list(range(first_seq + 1, last_seq + 1))
+            assert sse.state == fold(None, "market.update", snapshot)
             assert sub.resumes >= 1 and sub.snapshots == 1  # resumed, never re-snapshotted
             deltas = [e.seq for e in events if e.op == "delta"]
             assert deltas == list(range(first_seq + 1, last_seq + 1))
@@ -85,5 +98,7 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
             assert watched.returncode == 0, watched.stderr
             assert f"{last_seq} {TOPIC} market.update" in " ".join(watched.stdout.split())
             await sub.aclose()
+            await sse.aclose()
             consumer.cancel()
+            sse_consumer.cancel()
             await svc.aclose()
