@@ -1,7 +1,8 @@
-"""`client.wire.subscribe` against the real Wire (granian, the projector process, the broker):
+"""`client.wire.subscribe` and `client.wire.stream` against the real Wire (granian, the projector, the broker):
 the API process is killed outright mid-stream, deltas keep coming while it is down, a new
 process comes up at the same address; the consumer resumes its session and its folded state
-equals the read model's, seq by seq with nothing missed and nothing twice."""
+equals the read model's, seq by seq with nothing missed and nothing twice; then its TCP
+connection is dropped under it (no close frame) and it resumes again."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ GID = GAMES[0].game_id
 MID = ev.market_id(GID, "game", "h2h", "full", None)
 TOPIC = f"market:{MID}"
 ROUNDS = [[("dk", [-300, 250]), ("fd", [-280, 230])], [("mgm", [-260, 210]), ("dk", [-120, 100])],
-          [("fd", [-150, 130]), ("mgm", [-140, 120])]]
+          [("fd", [-150, 130]), ("mgm", [-140, 120])], [("dk", [-200, 170]), ("fd", [-190, 160])]]
 
 
 async def _until(predicate, timeout: float, what: str) -> None:
@@ -90,6 +91,15 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
             assert sub.resumes >= 1 and sub.snapshots == 1  # resumed, never re-snapshotted
             deltas = [e.seq for e in events if e.op == "delta"]
             assert deltas == list(range(first_seq + 1, last_seq + 1))
+            assert sub.states[TOPIC] == fold(None, "market.update", snapshot)
+            # the TCP connection dropped under the client (no close frame): it resumes again
+            resumes = sub.resumes
+            sub._ws.transport.abort()
+            await _publish(settings, 3)
+            last_seq, snapshot = await market_now(settings, MID)
+            await _until(lambda: sub.seqs.get(TOPIC) == last_seq, 30, "no resume after the dropped connection")
+            assert sub.resumes > resumes and sub.snapshots == 1
+            assert [e.seq for e in events if e.op == "delta"] == list(range(first_seq + 1, last_seq + 1))
             assert sub.states[TOPIC] == fold(None, "market.update", snapshot)
             # `svc watch` on the same client prints the topic's snapshot at its last seq
             watched = await asyncio.to_thread(
