@@ -84,6 +84,22 @@ def credential_in_url(path: str, query: bytes) -> str | None:
     return None
 
 
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an `Accept-Encoding` value takes gzip: named with a weight above 0 (RFC 9110 12.5.3)."""
+    for item in accept_encoding.split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() not in ("gzip", "x-gzip"):
+            continue
+        weight = params.strip().lower()
+        if not weight.startswith("q="):
+            return True
+        try:
+            return float(weight[2:]) > 0
+        except ValueError:
+            return False
+    return False
+
+
 def head_only(send, receive):
     """`send` and `receive` for a HEAD answered as GET: the response's status and headers
     (`Content-Length` included) as GET would send them, then an empty body at once. A streaming
@@ -143,12 +159,15 @@ class FrontDoor:
         started = time.perf_counter()
         request_id = self._request_id()
         version = client_request_id = None
+        served = self._served
         for name, value in scope["headers"]:
             name = name.lower()
             if name == b"client-request-id":
                 client_request_id = value.decode("latin-1")
             elif name == b"api-version":
                 version = value.decode("latin-1")
+            elif name == b"accept-encoding" and b"gzip" in value and not accepts_gzip(value.decode("latin-1")):
+                served = self.app  # the compressor looks for "gzip" anywhere in the header, even "gzip;q=0"
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
@@ -185,7 +204,7 @@ class FrontDoor:
                 code, detail, param = refusal
                 await self._problem(send_with_headers, code, detail, param, request_id)
             else:
-                await self._served(scope, receive, send_with_headers)
+                await served(scope, receive, send_with_headers)
         finally:
             seconds = time.perf_counter() - started
             metrics.finished()

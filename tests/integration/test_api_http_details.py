@@ -240,6 +240,9 @@ async def test_responses_are_gzipped_for_clients_that_accept_it(api):
         assert body["data"] and all(g["request_id"] == packed.headers["request-id"] for g in body["data"])
         for got, want in zip(body["data"], plain.json()["data"]):
             assert {**got, "request_id": None} == {**want, "request_id": None}
+    # gzip refused by weight: sent as it is
+    refused = await api.get(path, params=params, headers={"Accept-Encoding": "gzip;q=0, identity"})
+    assert "content-encoding" not in refused.headers and refused.headers["content-length"] == plain.headers["content-length"]
     # under the threshold: sent as it is
     small = await api.get("/v1/sports", headers=gzip_headers)
     if len(small.content) < COMPRESS_MIN_BYTES:
