@@ -303,3 +303,26 @@ async def test_idempotency_key_replays_the_first_answer(api, answer_keys):
     bad = await api.post("/v1/answers", json={"question": "hold on -105 -115"},
                          headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "a b"})
     assert bad.status_code == 400 and bad.json()["param"] == "Idempotency-Key"
+
+
+def test_svc_ask_prints_the_answer_with_its_citations(api_db, tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    env = {**os.environ, "DATABASE_URL": api_db, "SVC_DATA_DIR": str(tmp_path / "svc")}
+    root = Path(__file__).resolve().parents[2]
+
+    def svc_ask(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cli.main", "ask", *args], capture_output=True, text=True,
+                              env=env, cwd=root, timeout=120)
+
+    out = svc_ask("ravens chiefs moneyline week 1 2024")
+    assert out.returncode == 0, out.stderr
+    assert "[c1]" in out.stdout and "[c2]" in out.stdout and "  c2 " in out.stdout  # sentences cite, citations listed
+    assert "/v1/markets/mkt_" in out.stdout and "21+" in out.stdout
+    as_json = json.loads(svc_ask("$20 at 5/2 payout", "--json").stdout)
+    assert as_json["category"] == 2 and any(f["field"] == "payout" and f["value"] == 70.0 for f in as_json["figures"])
+    needs = svc_ask("is sports betting legal?")
+    assert needs.returncode == 1 and "needs_jurisdiction" in needs.stderr
+    assert svc_ask("is sports betting legal?", "--state", "nj").returncode == 0
