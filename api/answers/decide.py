@@ -34,7 +34,8 @@ class Entity:
     team_id: str | None = None  # a player's team
     position: str | None = None
     score: float = 0.0
-    weak: bool = False  # named by the first name alone ("Paris"): kept only with a stats or injury cue
+    phrase: str = ""  # the words of the question that named it
+    weak: bool = False  # named by a first name alone ("Paris") or one misspelt word: needs a stats or injury cue
     others: tuple[str, ...] = ()  # other entities the same phrase named as closely (for the assumption)
 
 
@@ -48,8 +49,8 @@ class Named:
 # a phrase of one short word (two or three letters) names only what it spells exactly (KC, SF)
 _SHORT = 3
 # how close a phrase must be to a player's name, and to a team's name or terms
-PLAYER_MIN = 0.55
-TEAM_MIN = 0.6
+PLAYER_MIN = 0.8
+TEAM_MIN = 0.8
 
 
 def pick_entities(hits: Sequence[Mapping[str, Any]], phrases: Sequence[str]) -> Named:
@@ -101,7 +102,10 @@ def pick_entities(hits: Sequence[Mapping[str, Any]], phrases: Sequence[str]) -> 
             id=top["id"], kind=top["kind"], name=top["name"], competition=top["competition"],
             team_id=top.get("player_team_id") if hasattr(top, "get") else top["player_team_id"],
             position=top["player_position"], score=top_score, others=ties[:3],
-            weak=top["kind"] == "player" and _first_name_only(phrase, top["name"]),
+            # a first name alone, or one word spelt only close to a surname ("worth", "Worthy"): kept
+            # only when the question asks about a player (a stats or injury cue)
+            phrase=phrase, weak=top["kind"] == "player" and (
+                _first_name_only(phrase, top["name"]) or (" " not in phrase and top_score < 1.0)),
         )
         seen.add(entity.id)
         used |= words

@@ -4,28 +4,24 @@ an error or sent to the database (only short phrases read out of it are looked u
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 
-from api.answers import compose, compute, helplines
+from api.answers import compose, compute, helplines, names
 from api.answers import understand as u
 from api.answers.categories import Category
 from api.answers.decide import Named, decide, pick_entities
 from api.answers.facts import Facts
-from api.answers.reads import named_entities
 from api.answers.record import Answer
-from api.queries import library as library_sql
 from api.registry import read_registry
 from projections.search_terms import normalise
 
 # a library entry answers a question when its title or an alias is in the question, or its
 # relevance score (api.queries.library) is at least this (full-text rank plus trigram closeness)
 LIBRARY_MIN_SCORE = 0.9
-# words that ask about a strategy as a strategy (does it work, is it worth it)
-STRATEGY_ASKS = {"work", "works", "worth", "profitable", "legit", "effective", "beat", "use", "useful", "good", "bad",
-                 "myth", "verdict", "evidence", "registry", "really", "best"}
 
 
 class Refused(Exception):
@@ -74,8 +70,16 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
                                       "`read:league` and `league_id`; leagues are not served yet.", "league_id")
     if r.refusal is not None:
         return compose.refusal(r.refusal, help_url=help_url, **common)
-    hits = await named_entities(conn, schema, r.phrases) if r.phrases else []
+    # prices without a market cue are answered by the maths alone: no names to look up
+    maths_only = bool(r.prices) and not (r.cues(u.MARKET_CUES) or r.market_types)
+    hits = (await names.index_for(conn, schema)).lookup(r.phrases) if r.phrases and not maths_only else []
     named = pick_entities(hits, r.phrases)
+    if named.teams or named.players:
+        # a name that is part of a library term or a strategy's name ("Kelly" in "Kelly criterion")
+        # names the term, not a player
+        covered = await _covered_words(conn, schema, ask.question)
+        named.players = [p for p in named.players if not set(p.phrase.split()) <= covered]
+        named.teams = [t for t in named.teams if not set(t.phrase.split()) <= covered]
     category, problem = decide(r, named, library_hit=False, law_or_tax=False, jurisdiction=state)
     library_rows: list = []
     strategy_found = None
@@ -85,18 +89,22 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
         prefer = None
         if law_or_tax:
             prefer = {"law"} if r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES) else {"tax"} if r.cues(u.TAX_CUES) else None
-        rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question),
-                                          f"US-{state}" if state else ("US" if jurisdiction == "US" else None))
-        library_rows = _library_match(rows, ask.question, prefer) or (
-            _library_match(rows, ask.question, None) if prefer else [])
+        place = f"US-{state}" if state else ("US" if jurisdiction == "US" else None)
+        library = await names.library_for(conn, schema)
+        library_rows = library.named(ask.question, state, prefer) or (library.named(ask.question, state, None)
+                                                                       if prefer else [])
         if law_or_tax and state and r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES):
-            entry = await library_sql.get_entry(conn, schema, helplines.law_slug(state))
+            entry = next((x for x in library.rows if x["slug"] == helplines.law_slug(state)), None)
             if entry is not None:
                 library_rows = [entry, *[x for x in library_rows if x["id"] != entry["id"]]]
         strategy_found = await _strategy(conn, schema, ask.question, r) if not law_or_tax else None
-        if strategy_found is not None and library_rows and not r.cues(u.STRATEGY_GENERIC | STRATEGY_ASKS):
+        if strategy_found is not None and library_rows and not r.cues(u.STRATEGY_GENERIC | u.STRATEGY_ASKS):
             # named as a library term too ("kelly criterion"), and not asked about as a strategy
             strategy_found = None
+        if not library_rows and strategy_found is None:  # nothing named: the library's full-text relevance
+            rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
+            library_rows = _library_match(rows, ask.question, prefer) or (
+                _library_match(rows, ask.question, None) if prefer else [])
         category, problem = decide(r, named, library_hit=bool(library_rows), law_or_tax=law_or_tax,
                                    jurisdiction=jurisdiction, strategy_hit=strategy_found is not None)
     if problem == "needs_jurisdiction":
@@ -114,19 +122,51 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
     except compute.NotAnswerable as exc:
         return compose.refusal("not_found", help_url=help_url, looked_for=exc.looked_for, category=category,
                                **common)
-    law = await library_sql.published_slugs(conn, schema, [helplines.law_slug(state)]) if state else set()
+    law = {x["slug"] for x in (await names.library_for(conn, schema)).rows} if state else set()
     return compose.compose(facts, help_links=helplines.help_links(state, law), **common)
+
+
+async def _covered_words(conn: asyncpg.Connection, schema: str, question: str) -> set[str]:
+    """Words of the question inside a library entry's or strategy's name of two words or more."""
+    words = f" {normalise(question)} "
+    library = await names.library_for(conn, schema)
+    _, (_, strategies) = await _registry(conn, schema)
+    covered: set[str] = set()
+    for name_list in [*library.names, *(n for _, _, n in strategies)]:
+        for name in name_list:
+            if " " in name and f" {name} " in words:
+                covered |= set(name.split())
+    return covered
+
+
+# the registry with each strategy's names, per dataset schema and registry version
+_REGISTRIES: dict[str, tuple[tuple, float, tuple]] = {}
+
+
+async def _registry(conn: asyncpg.Connection, schema: str) -> tuple:
+    """The registry and each strategy's names, reloaded when `strategies` changed (checked once a second)."""
+    now = time.monotonic()
+    cached = _REGISTRIES.get(schema)
+    if cached is not None and now - cached[1] < names.RECHECK_SECONDS:
+        return cached[0], cached[2]
+    version = tuple(await conn.fetchrow(
+        f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {schema}.strategies"))
+    if cached is None or cached[0] != version:
+        registry = await read_registry(conn, schema)
+        cached = (version, now, (registry, [(row, e, compute.strategy_names(e)) for row, e in registry.strategies]))
+    _REGISTRIES[schema] = (cached[0], now, cached[2])
+    return cached[0], cached[2]
 
 
 async def _strategy(conn: asyncpg.Connection, schema: str, question: str, r: u.Reading):
     """The registry strategy the question names (name, alias or slug in its words; the longest
     name wins), with the alternative it points to; None when it names none."""
-    registry = await read_registry(conn, schema)
+    _, (registry, named) = await _registry(conn, schema)
     words = f" {normalise(question)} "
     best, best_len = None, 0
-    for row, e in registry.strategies:
-        for name in compute.strategy_names(e):
-            if f" {name} " in words and len(name) > best_len:
+    for row, e, names in named:
+        for name in names:
+            if len(name) > best_len and f" {name} " in words:
                 best, best_len = (row, e), len(name)
     if best is None:
         return None

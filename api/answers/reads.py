@@ -1,7 +1,5 @@
-"""The reads an answer needs: names in a question looked up in the search index (close spellings
-found), games by their teams and dates, a game's markets and lines, a player, a day's games, and
-library entries. Read-only SQL over the read models; the question itself is never sent, only the
-short phrases read out of it (api.answers.understand)."""
+"""The reads an answer needs: games by their teams and dates, a game's markets, a day's or a
+week's games. Read-only SQL over the read models (names are looked up by api.answers.names)."""
 
 from __future__ import annotations
 
@@ -11,37 +9,7 @@ from datetime import date, datetime
 import asyncpg
 
 from api.queries import games as games_sql
-from api.queries.search import WORD_SIMILARITY_THRESHOLD
 from api.queries.sql import Where
-
-# a phrase names an entity when it is at least this close to a stretch of the entity's name
-# (pg_trgm word similarity): a one-letter slip in a surname scores about 0.5 ("mahomse")
-NAME_THRESHOLD = max(WORD_SIMILARITY_THRESHOLD, 0.5)
-
-
-async def named_entities(conn: asyncpg.Connection, schema: str, phrases: Sequence[str]) -> list[asyncpg.Record]:
-    """Teams, players and competitions that the phrases name, through the search index (its
-    trigram index on `terms`): per phrase and entity the closeness to the entity's name and to
-    its terms (abbreviations, positions). Best first."""
-    if not phrases:
-        return []
-    sql = f"""
-        SELECT q.phrase, si.id, si.kind, si.name, si.competition, si.terms,
-               word_similarity(q.phrase, si.terms) AS term_score,
-               word_similarity(q.phrase, lower(si.name)) AS name_score,
-               similarity(q.phrase, lower(si.name)) AS whole_score,
-               p.team_id AS player_team_id, p.position AS player_position, si.as_of
-        FROM unnest($1::text[]) AS q(phrase)
-        JOIN {schema}.search_index si ON q.phrase <% si.terms
-        LEFT JOIN {schema}.players p ON si.kind = 'player' AND p.id = si.id
-        WHERE si.kind IN ('team', 'player', 'competition')
-        ORDER BY term_score DESC, name_score DESC, whole_score DESC, si.as_of DESC, si.id
-        LIMIT 200
-    """
-    async with conn.transaction(readonly=True):
-        await conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {NAME_THRESHOLD}")
-        return await conn.fetch(sql, list(phrases))
-
 
 GAME_ROW = f"{games_sql.GAME_COLUMNS}, (SELECT count(*) FROM {{schema}}.markets m WHERE m.game_id = g.id) AS market_count"
 

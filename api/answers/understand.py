@@ -97,6 +97,10 @@ STRATEGY_CUES = {"strategy", "strategies", "system", "systems", "martingale", "f
 STRATEGY_GENERIC = {"strategy", "strategies", "system", "systems", "method", "methods", "progression", "staking",
                     "approach", "plan", "tactic", "tactics"}
 
+# words that ask about a strategy as a strategy (does it work, is it worth it)
+STRATEGY_ASKS = {"work", "works", "worth", "profitable", "legit", "effective", "beat", "use", "using", "useful", "good",
+                 "bad", "myth", "verdict", "evidence", "registry", "really", "best"}
+
 DEVIG_ALIASES = {"multiplicative": "multiplicative", "proportional": "multiplicative", "additive": "additive",
                  "power": "power", "shin": "shin", "shins": "shin", "odds ratio": "odds_ratio",
                  "odds_ratio": "odds_ratio", "oddsratio": "odds_ratio"}
@@ -171,7 +175,7 @@ STOPWORDS = {
     "point", "yesterdays", "todays", "tonights", "an", "ur", "u", "r", "y", "n", "team's", "s", "t", "him",
 }
 _CUE_WORDS = (CONVERT_CUES | PAYOUT_CUES | VIG_CUES | MARKET_CUES | GAME_CUES | SLATE_CUES | STATS_CUES | INJURY_CUES
-              | REFERENCE_CUES | STRATEGY_CUES | set(WEEKDAYS) | set(MONTHS) | set(RELATIVE_DAYS))
+              | REFERENCE_CUES | STRATEGY_CUES | STRATEGY_GENERIC | STRATEGY_ASKS | set(WEEKDAYS) | set(MONTHS) | set(RELATIVE_DAYS))
 
 
 @dataclass(frozen=True)
@@ -407,13 +411,13 @@ def _phrases(words: list[str]) -> list[str]:
         runs[-1].append(bare.replace("'", "").replace(".", ""))
     out: list[str] = []
     for run in runs:
-        for size in (3, 2, 1):
+        for size in (2, 1):  # a name of three words is found by two of them ("kansas city")
             for i in range(0, len(run) - size + 1):
                 phrase = " ".join(run[i: i + size])
                 if phrase not in out:
                     out.append(phrase)
     out.sort(key=lambda p: -len(p.split()))
-    return out[:24]
+    return out[:10]
 
 
 def read(question: str) -> Reading:

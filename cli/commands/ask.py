@@ -66,17 +66,19 @@ async def _ask(settings, question: str, state: str | None, dataset: str) -> tupl
 
 
 def _print(a: dict) -> None:
-    console.print(f"[bold]{a['summary']}[/bold]")
+    from rich.markup import escape
+
+    console.print(f"[bold]{escape(a['summary'])}[/bold]")
     console.print(f"[dim]category {a['category']} · {a['tier']} · {a['playbook']}[/dim]")
     for s in a["sentences"]:
-        marks = "".join(f"[{c}]" for c in s["citations"])
-        console.print(f"  {s['text']} [cyan]{marks}[/cyan]", highlight=False)
+        marks = escape("".join(f"[{c}]" for c in s["citations"]))
+        console.print(f"  {escape(s['text'])} [cyan]{marks}[/cyan]", highlight=False)
     for x in a["assumptions"]:
-        console.print(f"  [yellow]assumed:[/yellow] {x['text']}", highlight=False)
+        console.print(f"  [yellow]assumed:[/yellow] {escape(x['text'])}", highlight=False)
     for c in a["citations"]:
         where = c["url"] or c["ref"] or ""
-        console.print(f"  [cyan]{c['citation_id']}[/cyan] {c['label']} ({c['source']}, as of {c['as_of']}) {where}",
-                      highlight=False)
+        console.print(f"  [cyan]{c['citation_id']}[/cyan] {escape(c['label'])} ({escape(c['source'])}, as of {c['as_of']}) "
+                      f"{escape(where)}", highlight=False, soft_wrap=True)
     if a.get("refusal"):
         console.print(f"  [dim]help: {a['refusal']['help_url']}[/dim]")
-    console.print(f"[dim]{a['rg_line']}[/dim]", highlight=False)
+    console.print(f"[dim]{escape(a['rg_line'])}[/dim]", highlight=False)

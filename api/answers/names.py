@@ -1,0 +1,180 @@
+"""Names in a question looked up in the search index (`search_index`: teams, players and
+competitions with their names and terms), held in memory per dataset and reloaded when the
+index changes, so a lookup costs microseconds rather than a trigram scan per phrase.
+
+Close spellings are found by whole words: each phrase (one or two words) is compared with every
+stretch of as many words of an entity's name (players) or terms (teams: name, abbreviation,
+aliases) by normalised edit similarity (rapidfuzz `fuzz.ratio`, 0 to 1). "mahomse" is 0.86 from
+"mahomes", "cheifs" 0.83 from "chiefs"; "weather" is no word of "Kaevon Merriweather". Words of
+three letters or fewer must match exactly (KC, SF).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+from rapidfuzz import fuzz, process
+
+from projections.search_terms import normalise
+
+# the closeness a phrase needs to a stretch of a name (fuzz.ratio / 100)
+MIN_SCORE = 0.8
+SHORT = 3
+# how often the index's version is checked (a cheap aggregate), in seconds
+RECHECK_SECONDS = 1.0
+KINDS = ("team", "player", "competition")
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    kind: str
+    name: str
+    competition: str | None
+    terms: str
+    player_team_id: str | None
+    player_position: str | None
+    as_of: object
+
+
+def _windows(words: list[str], size: int) -> list[str]:
+    return [" ".join(words[i: i + size]) for i in range(len(words) - size + 1)]
+
+
+class NameIndex:
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+        # per window size: the stretches of names (players) or terms (teams, competitions), and whose
+        self.windows: dict[int, tuple[list[str], list[int], list[bool]]] = {}
+        for size in (1, 2):
+            texts, owners, is_name = [], [], []
+            for i, e in enumerate(entries):
+                name_words = normalise(e.name).split()
+                seen = set()
+                for w in _windows(name_words, size):
+                    texts.append(w), owners.append(i), is_name.append(True)
+                    seen.add(w)
+                if e.kind != "player":  # a player's terms hold his team's abbreviation: never his name
+                    for w in _windows(e.terms.split(), size):
+                        if w not in seen:
+                            texts.append(w), owners.append(i), is_name.append(False)
+                            seen.add(w)
+            self.windows[size] = (texts, owners, is_name)
+
+    def lookup(self, phrases: Sequence[str]) -> list[dict]:
+        """Hits shaped as api.answers.decide.pick_entities reads them: per phrase and entity the
+        closeness to its name (`name_score`) and to its terms (`term_score`)."""
+        out: list[dict] = []
+        for phrase in phrases:
+            size = len(phrase.split())
+            if size not in self.windows:
+                continue
+            texts, owners, is_name = self.windows[size]
+            cutoff = 100 if len(phrase) <= SHORT else MIN_SCORE * 100
+            best: dict[int, list[float]] = {}
+            for _, score, i in process.extract(phrase, texts, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None):
+                owner = owners[i]
+                scores = best.setdefault(owner, [0.0, 0.0])
+                scores[1] = max(scores[1], score / 100)
+                if is_name[i]:
+                    scores[0] = max(scores[0], score / 100)
+            for owner, (name_score, term_score) in best.items():
+                e = self.entries[owner]
+                out.append({
+                    "phrase": phrase, "id": e.id, "kind": e.kind, "name": e.name, "competition": e.competition,
+                    "terms": e.terms, "term_score": term_score, "name_score": name_score,
+                    "player_team_id": e.player_team_id, "player_position": e.player_position, "as_of": e.as_of,
+                })
+        # newest first among equals: a name two players share goes to the one seen last
+        out.sort(key=lambda h: h["as_of"], reverse=True)
+        out.sort(key=lambda h: (h["term_score"], h["name_score"]), reverse=True)
+        return out
+
+
+_INDEXES: dict[str, tuple[tuple, float, NameIndex]] = {}
+
+
+async def index_for(conn: asyncpg.Connection, schema: str) -> NameIndex:
+    """The dataset's name index, rebuilt when `search_index` changed (checked once a second)."""
+    now = time.monotonic()
+    cached = _INDEXES.get(schema)
+    if cached is not None and now - cached[1] < RECHECK_SECONDS:
+        return cached[2]
+    version = tuple(await conn.fetchrow(
+        f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {schema}.search_index"))
+    if cached is not None and cached[0] == version:
+        _INDEXES[schema] = (version, now, cached[2])
+        return cached[2]
+    rows = await conn.fetch(
+        f"SELECT si.id, si.kind, si.name, si.competition, si.terms, si.as_of, p.team_id, p.position "
+        f"FROM {schema}.search_index si LEFT JOIN {schema}.players p ON si.kind = 'player' AND p.id = si.id "
+        f"WHERE si.kind = ANY($1::text[])",
+        list(KINDS),
+    )
+    index = NameIndex([Entry(r["id"], r["kind"], r["name"], r["competition"], r["terms"], r["team_id"], r["position"],
+                             r["as_of"]) for r in rows])
+    _INDEXES[schema] = (version, now, index)
+    return index
+
+
+# ---- library entries named in a question ------------------------------------------------------
+
+KIND_ORDER = ("term", "rule", "law", "tax", "policy", "guide", "help")
+
+
+class LibraryNames:
+    """Published library entries with the names a question may call them by (title, aliases,
+    slug as words), normalised."""
+
+    def __init__(self, rows: list) -> None:
+        self.rows = rows
+        # names of two letters or fewer (state codes such as "IN" or "ME") are words in a question
+        self.names = [
+            [n for n in {normalise(r["title"]), *(normalise(a) for a in r["aliases"] or ()),
+                         normalise(r["slug"].replace("-", " "))} if len(n) > 2]
+            for r in rows
+        ]
+
+    def named(self, question: str, jurisdiction: str | None, kinds: set[str] | None) -> list:
+        """Entries whose title, an alias or slug is in the question: the longest name first, then
+        kind order (a term before the rule that uses it). `jurisdiction`: a US state code keeps
+        entries for everywhere, the US or that state."""
+        words = f" {normalise(question)} "
+        found = []
+        for row, names in zip(self.rows, self.names):
+            if kinds is not None and row["kind"] not in kinds:
+                continue
+            places = set(row["jurisdictions"] or ())
+            if jurisdiction is not None and places and not places & {"US", f"US-{jurisdiction}"}:
+                continue
+            longest = max((len(n) for n in names if f" {n} " in words), default=0)
+            if longest:
+                found.append((longest, row))
+        found.sort(key=lambda f: (-f[0], KIND_ORDER.index(f[1]["kind"]) if f[1]["kind"] in KIND_ORDER else 9))
+        return [row for _, row in found]
+
+
+_LIBRARIES: dict[str, tuple[tuple, float, LibraryNames]] = {}
+
+
+async def library_for(conn: asyncpg.Connection, schema: str) -> LibraryNames:
+    """The dataset's published library entries, reloaded when `reference_entries` changed."""
+    from api.queries.library import COLUMNS
+
+    now = time.monotonic()
+    cached = _LIBRARIES.get(schema)
+    if cached is not None and now - cached[1] < RECHECK_SECONDS:
+        return cached[2]
+    version = tuple(await conn.fetchrow(
+        f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {schema}.reference_entries"))
+    if cached is not None and cached[0] == version:
+        _LIBRARIES[schema] = (version, now, cached[2])
+        return cached[2]
+    rows = await conn.fetch(f"SELECT {COLUMNS} FROM {schema}.reference_entries e WHERE e.status = 'published' "
+                            f"ORDER BY e.kind, e.title, e.id")
+    library = LibraryNames([dict(r) for r in rows])
+    _LIBRARIES[schema] = (version, now, library)
+    return library
