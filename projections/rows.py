@@ -34,6 +34,7 @@ from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.reference import COMPETITIONS, SPORTS, untimed_result
 from schemas.season_dates import season_dates
+from schemas.team_nicknames import nicknames
 from schemas.wire import game_topic, market_topic
 
 REGISTRY_SOURCE = "svc"  # sports and competitions come from our registry
@@ -231,8 +232,9 @@ def game_search_row(game: GameState) -> tuple:
         "home_team_id": f.get("home_team_id"), "away_team_id": f.get("away_team_id"), "season": f.get("season"),
         "week": f.get("week"), "kickoff_at": opt_dt(kickoff_at), "kickoff_date": kickoff_date,
     }
-    return (game.game_id, "game", f["name"], f.get("competition"), js(context), normalise(f["name"]),
-            from_us(game.as_of))
+    # both teams' nicknames too, so "niners at rams" finds the game (schemas.team_nicknames)
+    terms = normalise(f["name"], *nicknames(f.get("home_team_id") or ""), *nicknames(f.get("away_team_id") or ""))
+    return (game.game_id, "game", f["name"], f.get("competition"), js(context), terms, from_us(game.as_of))
 
 
 def market_row(m: MarketState) -> tuple:
@@ -461,7 +463,7 @@ def _team_changes(new: TeamState, out: RowSet) -> None:
         context = {"competition": f["competition"], "abbreviation": f.get("abbreviation")}
         out.add("search_index", (
             new.team_id, "team", f["name"], f["competition"], js(context),
-            normalise(f["name"], f.get("abbreviation"), *new.aliases), from_us(new.as_of),
+            normalise(f["name"], f.get("abbreviation"), *new.aliases, *nicknames(new.team_id)), from_us(new.as_of),
         ))
     out.add("projector_state", ("t:" + new.team_id, pack(new)))
 

@@ -1,8 +1,6 @@
-"""Search: trigram similarity (pg_trgm) over the search index, best match first.
-
-Matching uses word similarity (the query against the closest stretch of an entity's terms),
-so a misspelt word ("Mahomse", "Kanas City") still finds the entity; ties go to the entity
-whose whole name is closest, then to registry order. Never ranked by a betting measure.
+"""Search: candidates by trigram similarity (pg_trgm) over the search index, ranked best match
+first by `api.search_rank` (a whole name, nickname or alias before a typed prefix before a close
+spelling; a matchup query matches games by both teams). Never ranked by a betting measure.
 """
 
 from __future__ import annotations
@@ -12,12 +10,21 @@ from typing import Sequence
 import asyncpg
 
 from api.queries.sql import Where
+from api.search_rank import rank_key, sides
+from projections.search_terms import normalise
 
 # how close a query must be to a stretch of an entity's terms (pg_trgm word similarity, 0..1).
 # Measured on the sample: one typo in a name scores 0.44 ("chefs") to 0.64 ("kanas city"),
 # while a shared suffix alone scores 0.3 ("tottenham" against "durham"): 0.4 keeps the former out
 # of the noise of the latter.
 WORD_SIMILARITY_THRESHOLD = 0.4
+
+
+# candidates ranked in Python (api.search_rank) per request: the best this many by trigram score,
+# and every entity the query names as a whole phrase
+CANDIDATES = 100
+# among equally close candidates, the entities a person more likely means come first (a team
+# before the hundred games whose names carry it)
 _KIND_RANK = "CASE si.kind WHEN 'competition' THEN 0 WHEN 'team' THEN 1 WHEN 'player' THEN 2 WHEN 'game' THEN 3 ELSE 4 END"
 
 
@@ -25,9 +32,19 @@ async def search(
     conn: asyncpg.Connection, schema: str, *, q: str, kinds: Sequence[str] | None, competition: str | None,
     offset: int, limit: int,
 ) -> list[asyncpg.Record]:
+    """A page of results, best first (api.search_rank): candidates from the trigram index, ranked
+    in Python, then the page's rows with their context."""
     where = Where()
     placeholder = where.arg(q)
-    where.clauses.append(f"{placeholder} <% si.terms")  # indexable: GIN trigram index on terms
+    found = [f"{placeholder} <% si.terms"]
+    words = normalise(q)  # letters, digits and single spaces only: nothing LIKE would read as a pattern
+    if words:
+        found.append(f"(' ' || si.terms || ' ') LIKE {where.arg(f'% {words} %')}")
+    matchup = sides(q)
+    if matchup is not None:
+        a, b = where.arg(matchup[0]), where.arg(matchup[1])
+        found.append(f"(si.kind = 'game' AND {a} <% si.terms AND {b} <% si.terms)")
+    where.clauses.append("(" + " OR ".join(found) + ")")  # the first two indexable (GIN trigram)
     if kinds is not None:
         where.add("si.kind = ANY({}::text[])", list(kinds))
     if competition is not None:  # a slug or a cmp_ ID
@@ -35,34 +52,38 @@ async def search(
             f"si.competition = coalesce((SELECT slug FROM {schema}.competitions WHERE id = {{}}), {{}})",
             competition, competition,
         )
-    sql = f"""
-        WITH hits AS (
-            SELECT si.id, si.kind, si.name, si.context,
-                   word_similarity({placeholder}, si.terms) AS word_score,
-                   similarity({placeholder}, si.name) AS name_score,
-                   {_KIND_RANK} AS kind_rank
-            FROM {schema}.search_index si
-            WHERE {where.sql()}
-            ORDER BY word_score DESC, name_score DESC, kind_rank, si.name, si.id
-            OFFSET {where.arg(offset)} LIMIT {where.arg(limit)}
-        )
-        SELECT hits.id, hits.kind, hits.name, hits.context,
-               p.position AS player_position, pt.name AS player_team, p.team_id AS player_team_id,
-               gh.name AS game_home, ga.name AS game_away, g.season AS game_season, g.week AS game_week,
-               g.kickoff_at AS game_kickoff_at,
-               t.competition AS team_competition, t.abbreviation AS team_abbreviation,
-               c.sport AS competition_sport
-        FROM hits
-        LEFT JOIN {schema}.players p ON hits.kind = 'player' AND p.id = hits.id
-        LEFT JOIN {schema}.teams pt ON pt.id = p.team_id
-        LEFT JOIN {schema}.games g ON hits.kind = 'game' AND g.id = hits.id
-        LEFT JOIN {schema}.teams gh ON gh.id = g.home_team_id
-        LEFT JOIN {schema}.teams ga ON ga.id = g.away_team_id
-        LEFT JOIN {schema}.teams t ON hits.kind = 'team' AND t.id = hits.id
-        LEFT JOIN {schema}.competitions c ON hits.kind = 'competition' AND c.id = hits.id
-        ORDER BY hits.word_score DESC, hits.name_score DESC, hits.kind_rank, hits.name, hits.id
-    """
+    candidates_sql = (
+        f"SELECT si.id, si.kind, si.name, si.terms FROM {schema}.search_index si WHERE {where.sql()} "
+        f"ORDER BY word_similarity({placeholder}, si.terms) DESC, {_KIND_RANK}, similarity({placeholder}, si.name) DESC, "
+        f"si.id LIMIT {where.arg(max(CANDIDATES, offset + limit))}"
+    )
     async with conn.transaction(readonly=True):
         # SET LOCAL: the threshold of the `<%` operator, for this transaction only
         await conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {WORD_SIMILARITY_THRESHOLD}")
-        return await conn.fetch(sql, *where.args)
+        candidates = await conn.fetch(candidates_sql, *where.args)
+        ranked = sorted(candidates, key=lambda r: rank_key(q, matchup, r["kind"], r["name"], r["terms"], r["id"]))
+        page = [r["id"] for r in ranked[offset:offset + limit]]
+        if not page:
+            return []
+        rows = await conn.fetch(_DETAILS.format(s=schema), page)
+    by_id = {r["id"]: r for r in rows}
+    return [by_id[i] for i in page if i in by_id]
+
+
+_DETAILS = """
+    SELECT si.id, si.kind, si.name, si.context,
+           p.position AS player_position, pt.name AS player_team, p.team_id AS player_team_id,
+           gh.name AS game_home, ga.name AS game_away, g.season AS game_season, g.week AS game_week,
+           g.kickoff_at AS game_kickoff_at,
+           t.competition AS team_competition, t.abbreviation AS team_abbreviation,
+           c.sport AS competition_sport
+    FROM {s}.search_index si
+    LEFT JOIN {s}.players p ON si.kind = 'player' AND p.id = si.id
+    LEFT JOIN {s}.teams pt ON pt.id = p.team_id
+    LEFT JOIN {s}.games g ON si.kind = 'game' AND g.id = si.id
+    LEFT JOIN {s}.teams gh ON gh.id = g.home_team_id
+    LEFT JOIN {s}.teams ga ON ga.id = g.away_team_id
+    LEFT JOIN {s}.teams t ON si.kind = 'team' AND t.id = si.id
+    LEFT JOIN {s}.competitions c ON si.kind = 'competition' AND c.id = si.id
+    WHERE si.id = ANY($1::text[])
+"""

@@ -18,13 +18,10 @@ from litestar.testing import AsyncTestClient
 from access.store import create_key
 from api.app import create_app
 from infra.settings import load_settings
-from infra.topics import ensure_topics
-from ingest.event_log import open_event_log
-from ingest.pipeline import ingest
-from ingest.samples import live_files
 from schemas.natural_keys import game_id, player_id, team_id
 from tests.conftest import SESSION_TAG, with_database
-from tests.support.projection_harness import projector, run_to_end
+from tests.support.search_relevance import load_queries, relevance
+from tests.support.served_pipeline import load_samples
 from tests.support.read_models import SAMPLES
 
 KEY_SECRET = "test-secret"
@@ -42,12 +39,7 @@ async def pipeline(broker, pg_server, pg_template, tmp_path_factory):
         database_url=with_database(pg_server, name), topic_namespace=f"t{secrets.token_hex(4)}.",
         topic_partitions=2, key_secret=KEY_SECRET,
     )
-    await ensure_topics(settings)
-    async with open_event_log(settings, "live") as log:
-        for parse, path in live_files():
-            await ingest(parse(path, datetime.now(timezone.utc)), log)
-    async with projector(settings, "live", relay=False) as p:
-        assert await run_to_end(p) > 0
+    assert await load_samples(settings) > 0
     conn = await asyncpg.connect(settings.database_url)
     key, _ = await create_key(conn, KEY_SECRET.encode(), account="figures", plan="scale",
                               scopes={"read:odds", "read:players", "read:reference"}, mode="live")
@@ -222,3 +214,33 @@ async def test_postseason_games_keep_the_source_s_game_type(pipeline):
         served |= {g["season_type"] for g in (await get(client, "/v1/games", competition="nfl", season="2023",
                                                          week=week, limit=50))["data"]}
     assert served == types == {"REG", "WC", "DIV", "CON", "SB"}
+
+
+# ---- search: nicknames, close spellings, matchups, and the relevance figure ----------------------
+
+
+async def test_search_finds_what_people_type(pipeline):
+    client, _ = pipeline
+
+    async def first(q):
+        data = (await get(client, "/v1/search", q=q))["data"]
+        return (data[0]["kind"], data[0]["name"]) if data else None
+
+    assert await first("chefs") == ("team", "Kansas City Chiefs")  # was Chelsea, no Chiefs in the top 5
+    assert await first("niners") == ("team", "San Francisco 49ers")  # was nothing
+    assert await first("Bucs") == ("team", "Tampa Bay Buccaneers")  # was the player Bucky Irving
+    kind, name = await first("Chiefs vs Ravens")  # was "Ravens vs Titans"
+    assert kind == "game" and "Kansas City Chiefs" in name and "Baltimore Ravens" in name
+
+
+async def test_search_relevance_over_the_query_set(pipeline):
+    _, settings = pipeline
+    queries = load_queries()
+    assert len([q for q in queries if q.kind in ("team", "player")]) >= 100
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        shares, misses = await relevance(conn, '"live"', queries)
+    finally:
+        await conn.close()
+    assert shares["team"] >= 0.95 and shares["player"] >= 0.95, misses
+    assert shares["game"] >= 0.85, misses
