@@ -244,3 +244,28 @@ async def test_search_relevance_over_the_query_set(pipeline):
         await conn.close()
     assert shares["team"] >= 0.95 and shares["player"] >= 0.95, misses
     assert shares["game"] >= 0.85, misses
+
+
+# ---- item 8: injury fields ------------------------------------------------------------------------
+
+
+async def test_injury_designation_in_words_and_a_game_day_status(pipeline):
+    client, _ = pipeline
+    with open(SAMPLES / "nflverse" / "injuries_2024_weeks01-10.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    latest: dict[str, dict[str, str]] = {}
+    for r in rows:  # the current report: latest week, then the newest version
+        key = (int(r["season"]), int(r["week"]), r["date_modified"])
+        if r["gsis_id"] not in latest or key > latest[r["gsis_id"]][0]:
+            latest[r["gsis_id"]] = (key, r)
+    wanted = {"": ("Not designated", "active"), "Questionable": ("Questionable", "active"),
+              "Doubtful": ("Doubtful", "inactive"), "Out": ("Out", "out"), "Note": ("Note", "active")}
+    seen = set()
+    for gsis, (_, r) in sorted(latest.items()):
+        status = r["report_status"].strip()
+        if status in seen:
+            continue
+        player = await get(client, f"/v1/players/{player_id('nfl', gsis)}")
+        assert (player["injury"]["status"], player["injury"]["game_day"]) == wanted[status], (gsis, status)
+        seen.add(status)
+    assert seen == set(wanted)  # every value the source uses, served mapped
