@@ -28,6 +28,7 @@ from api.read_cache import ReadCacheMiddleware
 from api.request_checks import check_request
 from api.routes import discover
 from api.state import AppState
+from api.stream_cors import StreamCors
 from api.wire_serving import STOP_GRACE_SECONDS, live_connections
 from infra.db import create_pool, keep_session
 from infra.migrate import migrate
@@ -113,7 +114,7 @@ def create_litestar(settings: Settings, freeze_gc: bool = False) -> Litestar:
     app = Litestar(
         route_handlers=[*discover(), MetricsController],
         # request metrics are recorded by the front door (api/metrics.py)
-        middleware=[AccessMiddleware(), ReadCacheMiddleware()],
+        middleware=[StreamCors(), AccessMiddleware(), ReadCacheMiddleware()],
         before_request=check_request,
         plugins=[AccessDocs(), RequestChecksDocs()],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -30,6 +30,7 @@ from wire.presence import Presence
 from wire.messages import Feed
 from wire.snapshots import freshness, game_snapshot, market_snapshot
 from wire.origins import Origins
+from wire.sessions import Session, SessionStore
 from wire.tickets import TicketGrant, redeem_ticket, ticket_kind
 
 log = structlog.get_logger("api.wire")
@@ -110,6 +111,20 @@ def count_out(connections: OpenConnections, connection_id: str) -> None:
             log.warning("wire connection not counted out", error=repr(exc))
 
     task = asyncio.get_running_loop().create_task(close())
+    _counting_out.add(task)
+    task.add_done_callback(_counting_out.discard)
+
+
+def detach_later(sessions: SessionStore, session: Session) -> None:
+    """Mark a session dropped (resumable for 120 s), in a task of its own, like `count_out`."""
+
+    async def detach() -> None:
+        try:
+            await sessions.detach(session)
+        except Exception as exc:  # its process's heartbeat stands in for it
+            log.warning("wire session not detached", error=repr(exc))
+
+    task = asyncio.get_running_loop().create_task(detach())
     _counting_out.add(task)
     task.add_done_callback(_counting_out.discard)
 

@@ -104,7 +104,9 @@ def document(version: str) -> dict[str, Any]:
             "description": (
                 "Open with an `sse` wire ticket (POST /v1/wire/tickets) as `?ticket=`. Each event's `id` is the "
                 "topic's seq and its `event` the message type; each data line is one envelope. `Last-Event-ID` "
-                "within 120 s replays what was missed. `: ping` comments every 20 s; `event: drain` "
+                "(or the `last_event_id` query parameter; the header wins) within 120 s replays what was missed. "
+                "The spent ticket reopens its stream (the same URL, as a browser's EventSource reconnects) "
+                "within 120 s of a drop; later, mint a new one. Browsers from allowed origins get CORS headers. `: ping` comments every 20 s; `event: drain` "
                 "(`{deadline_at}`) 30 s before the 24-hour end; `event: feed` when the topic's expected latency or "
                 "liveness changed from what the snapshot said; `event: warning` (`slow_consumer`, a snapshot "
                 "follows); `event: error` (`{code, detail}`) ends the stream."

@@ -13,7 +13,7 @@ its keyed hash is stored and the previous one stops working.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 
 import asyncpg
@@ -62,9 +62,13 @@ class SessionStore:
         self._resume = timedelta(seconds=resume_seconds)
 
     async def open(self, grant: TicketGrant, lifetime_seconds: int, process: int | None = None,
-                   now: datetime | None = None) -> Session:
+                   now: datetime | None = None, stream_ticket: str | None = None) -> Session:
+        """A new session for a connection of this process. A stream's session (`stream_ticket`: the
+        ticket that opened it, for one topic) is resumed with that ticket (`resume_stream`)."""
         now = now or datetime.now(timezone.utc)
         session = Session(random_id("wire_session"), grant, now + timedelta(seconds=lifetime_seconds))
+        if stream_ticket is not None:
+            session.topics = set(grant.topics or ())
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 f"DELETE FROM access.wire_sessions s WHERE s.expires_at < $1 OR NOT ({_resumable('$2')})", now,
@@ -72,9 +76,10 @@ class SessionStore:
             )
             await conn.execute(
                 "INSERT INTO access.wire_sessions (id, key_id, account_id, plan, mode, ticket_topics, expires_at, "
-                "process, kind) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                "process, kind, stream_ticket, topics) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                 session.session_id, grant.key_id, grant.account_id, grant.plan, grant.mode,
                 None if grant.topics is None else list(grant.topics), session.expires_at, process, grant.kind,
+                None if stream_ticket is None else token_digest(self._secret, stream_ticket), sorted(session.topics),
             )
         return session
 
@@ -100,6 +105,32 @@ class SessionStore:
             await conn.execute("UPDATE access.wire_sessions SET detached_at = $2 WHERE id = $1 AND holder = $3",
                                session.session_id, now or datetime.now(timezone.utc), session.holder)
 
+    async def resume_stream(self, ticket: str, process: int | None = None,
+                            now: datetime | None = None) -> Session | None:
+        """The session of the stream this (spent) ticket opened, now held by the caller: a browser's
+        EventSource reconnects with the same URL. None when there is none, or it is expired,
+        dropped over 120 s ago, or its key revoked."""
+        now = now or datetime.now(timezone.utc)
+        async with self._pool.acquire() as conn:
+            row = await conn.fetchrow(
+                f"UPDATE access.wire_sessions s SET detached_at = NULL, holder = s.holder + 1, process = $4 "
+                f"FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id "
+                f"WHERE s.stream_ticket = $1 AND ({_resumable('$2')}) "
+                f"AND s.expires_at > $3 AND k.id = s.key_id AND k.revoked_at IS NULL RETURNING {_COLUMNS}",
+                token_digest(self._secret, ticket), now - self._resume, now, process,
+            )
+        if row is None:
+            return None
+        session = _session(row)
+        session.grant = replace(session.grant, transport="sse")
+        return session
+
+    async def stream_kind(self, ticket: str) -> str | None:
+        """The kind of ticket that opened the stream this ticket names; None: no such stream."""
+        async with self._pool.acquire() as conn:
+            return await conn.fetchval("SELECT kind FROM access.wire_sessions WHERE stream_ticket = $1",
+                                       token_digest(self._secret, ticket))
+
     async def kind_of(self, session_id: str) -> str | None:
         """The kind of ticket a session was opened with (which origins may resume it); None: no such session."""
         async with self._pool.acquire() as conn:
@@ -116,7 +147,7 @@ class SessionStore:
             row = await conn.fetchrow(
                 f"UPDATE access.wire_sessions s SET detached_at = NULL, holder = s.holder + 1, process = $5 "
                 f"FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id "
-                f"WHERE s.id = $1 AND s.token_hash = $2 AND ({_resumable('$3')}) "
+                f"WHERE s.id = $1 AND s.token_hash = $2 AND s.stream_ticket IS NULL AND ({_resumable('$3')}) "
                 f"AND s.expires_at > $4 AND k.id = s.key_id AND k.revoked_at IS NULL RETURNING {_COLUMNS}",
                 session_id, token_digest(self._secret, token), now - self._resume, now, process,
             )

@@ -3,9 +3,16 @@
 Opened with an `sse` wire ticket (query `ticket`, the one credential a URL may carry, or
 `Authorization: Bearer wtkt_…`), redeemed here: a ticket opens one stream. First
 `event: snapshot` (the topic's state at its last seq), then one event per delta named by its
-type, each `id` the topic's seq, each data line one Wire envelope. `Last-Event-ID` within 120
-seconds replays what was missed instead of a snapshot; a gap, a slow reader or a lost broker
-connection is answered with a fresh snapshot. `event: feed` says when the topic's expected
+type, each `id` the topic's seq, each data line one Wire envelope. `Last-Event-ID` (or the
+`last_event_id` query parameter, for clients that cannot set headers; the header wins) within
+120 seconds replays what was missed instead of a snapshot; a gap, a slow reader or a lost broker
+connection is answered with a fresh snapshot.
+
+The spent ticket then names the stream: within 120 seconds of the stream dropping, the same URL
+reopens it (a browser's EventSource reconnects so, with `Last-Event-ID`), for that topic only,
+while the key stands; later, mint a new ticket. Browsers get CORS headers from the origins their
+ticket's kind allows (`SVC_WIRE_ORIGINS`); an `Origin` not allowed is refused (403
+`not_entitled`, `param: Origin`) before the ticket is used. `event: feed` says when the topic's expected
 latency or liveness changed from what the snapshot said (a quiet topic turned stale, a stale one
 live again, a final game and its markets settled). A comment pings every 20 seconds;
 `event: drain` comes 30 seconds before the stream's 24-hour end.
@@ -30,13 +37,15 @@ from api.access.middleware import service_for
 from api.openapi import problem_responses
 from api.problems import ProblemError, bounded
 from api.wire_serving import (
-    DRAIN_NOTICE_SECONDS, SERVED_KINDS, WIRE_SCOPE, Snapshot, admit_attempt, count_in, count_out, delta_latency, encode,
-    fanout_of, feed_rechecks, live_connections, missed_deltas, log, read_snapshot, redeem, still_open, topic_refusal, utc_now,
+    DRAIN_NOTICE_SECONDS, SERVED_KINDS, WIRE_SCOPE, Snapshot, admit_attempt, count_in, count_out, delta_latency,
+    detach_later, encode, fanout_of, feed_rechecks, live_connections, log, missed_deltas, peek_kind, process_number,
+    read_snapshot, redeem, still_open, topic_refusal, utc_now, wire_origins,
 )
 from wire import sse
 from wire.messages import Feed
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, Delta, DeltaFanout, Subscription
 from wire.feed import FeedBook
+from wire.sessions import Session, SessionStore
 from wire.tickets import TicketGrant
 from wire.recent import next_step
 from wire.topics import topic_error
@@ -53,11 +62,11 @@ def _feed_event(feed: Feed) -> bytes:
 
 async def _events(
     request: Request, fanout: DeltaFanout, sub: Subscription, first: Snapshot,
-    resumed: tuple[int, list[Delta]] | None, counted, grant: TicketGrant,
+    resumed: tuple[int, list[Delta]] | None, counted, grant: TicketGrant, sessions: SessionStore, session: Session,
 ) -> AsyncIterator[bytes]:
     settings = request.app.state.settings
-    started = time.monotonic()
-    ends = started + settings.wire_max_seconds
+    # the stream's 24 hours count from its first opening, whatever reconnects came since
+    ends = time.monotonic() + (session.expires_at - utc_now()).total_seconds()
     drain_at = ends - DRAIN_NOTICE_SECONDS
     drained = False
     pool = request.app.state.app_state.pool
@@ -150,7 +159,55 @@ async def _events(
     finally:
         fanout.unsubscribe(sub)
         count_out(*counted)
+        detach_later(sessions, session)  # the same URL reopens it for 120 s
         live.leave(sub.inbox)
+
+
+_LAST_EVENT_ID_PATTERN = r"^[0-9]{1,18}$"
+
+
+async def _grant(app_state, service, sessions: SessionStore, token: str, topic: str, origin: str | None):
+    """The grant a stream opens with and its session: a fresh ticket's (redeemed now, a new
+    session) or, for a spent one, the session of the stream it opened (the reconnect of a browser's
+    EventSource). The origin is checked against the ticket's kind before the ticket is used."""
+    kind = await peek_kind(app_state.pool, service, token)
+    if kind is None:
+        kind = await sessions.stream_kind(token)
+    if origin is not None and not wire_origins(app_state.settings).allows(kind or "key", origin):
+        raise ProblemError("not_entitled", "This ticket may not be used from this page's origin.", param="Origin")
+    process = await process_number(app_state)
+    try:
+        grant = await redeem(app_state.pool, service, token, "sse")
+    except ProblemError as exc:
+        if exc.code != "unauthenticated":
+            raise
+        session = await sessions.resume_stream(token, process)
+        if session is None:
+            raise ProblemError("unauthenticated", "The ticket is not valid: unknown, expired, minted for the socket, "
+                                                  "or its stream dropped over 120 s ago (mint a new one).",
+                               param="ticket") from None
+        try:
+            _check(session.grant, topic, session.topics)
+        except ProblemError:
+            detach_later(sessions, session)
+            raise
+        return session.grant, session
+    _check(grant, topic, None)
+    grant = replace(grant, topics=(topic,))  # the stream's session is this topic's alone
+    return grant, await sessions.open(grant, app_state.settings.wire_max_seconds, process, stream_ticket=token)
+
+
+def _check(grant: TicketGrant, topic: str, stream_topics: set[str] | None) -> None:
+    """Refuse a stream this grant may not open (a reopened one: only its own topic)."""
+    if stream_topics is not None and topic not in stream_topics:
+        raise ProblemError("not_entitled", "A spent ticket reopens only the stream it opened.", param="topic")
+    if WIRE_SCOPE not in grant.scopes:
+        raise ProblemError("insufficient_scope", f"The key lacks the scope '{WIRE_SCOPE}'.", param=WIRE_SCOPE)
+    if (refused := topic_refusal(grant, topic)) is not None:
+        scope, detail = refused
+        if scope is None:
+            raise ProblemError("not_entitled", detail, param="topic")
+        raise ProblemError("insufficient_scope", detail, param=scope)  # as its REST twin answers
 
 
 @get(
@@ -172,9 +229,15 @@ async def stream_topic(
     request: Request,
     topic: Annotated[str, PathParameter(description="A Wire topic: `game:gm_…` or `market:mkt_…` (at most 200 "
                                                      "characters).")],
-    ticket: Annotated[str | None, QueryParameter(max_length=64, description="An `sse` wire ticket.")] = None,
+    ticket: Annotated[str | None, QueryParameter(max_length=64, description="An `sse` wire ticket; once spent, it "
+                                                 "reopens its stream for 120 s after a drop.")] = None,
     last_event_id: Annotated[
         str | None, HeaderParameter(name="Last-Event-ID", max_length=32, description="The last seq seen, to resume.")
+    ] = None,
+    last_event_id_query: Annotated[
+        str | None, QueryParameter(query="last_event_id", pattern=_LAST_EVENT_ID_PATTERN,
+                                   description="The last seq seen, for clients that cannot set headers; "
+                                               "`Last-Event-ID` wins when both are sent.")
     ] = None,
 ) -> Stream:
     topic = topic.lstrip("/")
@@ -188,16 +251,19 @@ async def stream_topic(
     address = service.address_of_scope(request.scope)
     await admit_attempt(service, address)
     app_state = request.app.state.app_state
-    grant = await redeem(app_state.pool, service, token, "sse")
-    if (refused := topic_refusal(grant, topic)) is not None:
-        scope, detail = refused
-        if scope is None:
-            raise ProblemError("not_entitled", detail, param="topic")
-        raise ProblemError("insufficient_scope", detail, param=scope)  # as its REST twin answers
-    if topic.partition(":")[0] not in SERVED_KINDS:
-        raise ProblemError("not_found", f"No topic {topic}: streams serve game: and market: topics.", param="topic")
-
-    counted = await count_in(app_state, address, grant)
+    if app_state.pool is None:
+        raise ProblemError("service_unavailable", "Wire tickets are not reachable right now; retry shortly.")
+    sessions = SessionStore(app_state.pool, service.secret, app_state.settings.wire_resume_seconds)
+    grant, session = await _grant(app_state, service, sessions, token, topic,
+                                  header_value(request.scope, b"origin"))
+    try:
+        if topic.partition(":")[0] not in SERVED_KINDS:
+            raise ProblemError("not_found", f"No topic {topic}: streams serve game: and market: topics.",
+                               param="topic")
+        counted = await count_in(app_state, address, grant)
+    except BaseException:
+        detach_later(sessions, session)
+        raise
     try:
         fanout = await fanout_of(app_state)
         sub = fanout.subscribe(grant.mode, topic)  # before the snapshot: nothing falls between
@@ -205,7 +271,7 @@ async def stream_topic(
             first = await read_snapshot(app_state.pool, grant.mode, topic)
             if first is None:
                 raise ProblemError("not_found", f"No topic {topic}.", param="topic")
-            last = sse.last_event_id(last_event_id)
+            last = sse.last_event_id(last_event_id if last_event_id is not None else last_event_id_query)
             missed = None if last is None else (await missed_deltas(fanout, app_state.pool, grant.mode,
                                                                     {topic: last}))[topic]
             resumed = None if missed is None else (last, missed)
@@ -214,9 +280,10 @@ async def stream_topic(
             raise
     except BaseException:
         count_out(*counted)
+        detach_later(sessions, session)
         raise
     return Stream(
-        _events(request, fanout, sub, first, resumed, counted, grant),
+        _events(request, fanout, sub, first, resumed, counted, grant, sessions, session),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )

@@ -106,3 +106,32 @@ async def test_a_session_whose_process_died_is_kept_120_seconds_from_its_last_he
         await process.aclose()
         await other.aclose()
         await pool.close()
+
+
+async def test_a_stream_reopens_with_its_spent_ticket_within_the_window(settings):
+    """A stream's session is named by the ticket that opened it (its URL's): a browser's
+    EventSource reconnects with it. 120 s after the drop, or once the key is revoked, it is gone;
+    a socket's resume cannot take a stream's session."""
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    try:
+        store = SessionStore(pool, b"s")
+        grant = await grant_of(settings)
+        session = await store.open(grant, 86_400, now=T0, stream_ticket="wtkt_aaaaaaaaaaaaaaaaaaaa")
+        assert session.topics == {"game:a"}
+        assert await store.stream_kind("wtkt_aaaaaaaaaaaaaaaaaaaa") == "key"
+        assert await store.resume_stream("wtkt_bbbbbbbbbbbbbbbbbbbb", now=T0) is None
+        await store.detach(session, now=T0 + timedelta(seconds=5))
+        assert await store.resume_stream("wtkt_aaaaaaaaaaaaaaaaaaaa", now=T0 + timedelta(seconds=126)) is None
+        again = await store.resume_stream("wtkt_aaaaaaaaaaaaaaaaaaaa", now=T0 + timedelta(seconds=124))
+        assert again is not None and again.topics == {"game:a"} and again.grant.transport == "sse"
+        token = await store.new_token(again)  # never handed out for a stream; a socket resume cannot use it
+        assert await store.resume(session.session_id, token, now=T0 + timedelta(seconds=125)) is None
+        await store.detach(again, now=T0 + timedelta(seconds=130))
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            await revoke_key(conn, grant.key_id)
+        finally:
+            await conn.close()
+        assert await store.resume_stream("wtkt_aaaaaaaaaaaaaaaaaaaa", now=T0 + timedelta(seconds=131)) is None
+    finally:
+        await pool.close()

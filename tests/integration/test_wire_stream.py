@@ -139,7 +139,8 @@ async def _refusals(c: httpx.AsyncClient, key: str) -> None:
     other_topic = f"game:{GID}"
     cases = [
         (f"/v1/stream/{TOPIC}", {}, 401, "unauthenticated", "ticket"),
-        (f"/v1/stream/{TOPIC}", {"ticket": used}, 401, "unauthenticated", "ticket"),  # single use
+        # spent: it reopens only its own stream (test_wire_browser.py), never another topic's
+        (f"/v1/stream/{other_topic}", {"ticket": used}, 403, "not_entitled", "topic"),
         (f"/v1/stream/{TOPIC}", {"ticket": await ticket(c, key, transport="ws", topics=[TOPIC])}, 401,
          "unauthenticated", "ticket"),  # minted for the socket
         (f"/v1/stream/{other_topic}", {"ticket": await ticket(c, key)}, 403, "not_entitled", "topic"),
