@@ -128,10 +128,16 @@ def american_to_decimal(price: int) -> float:
 
 
 def test_consensus_no_vig_equals_a_recomputation_from_the_source_quotes(stack):
-    """h2h of the first event of the 2022 capture: 19 books, American prices (rules of issue 4)."""
+    """h2h of the first event of the 2022 capture: 19 books, American prices (rules of issue 4);
+    the exchanges' back prices are no consensus input (issue 20 item 4)."""
     event = json.loads((SAMPLES / "oddsapi" / "nfl_2022_h2h_spreads_totals_american.json").read_text())[0]
+    # an exchange is a book that quotes lay prices too: its back prices are left out as well
+    exchanges = {b["key"] for b in event["bookmakers"] if any(m["key"] == "h2h_lay" for m in b["markets"])}
+    assert exchanges
     quotes = []  # (last_update, {team: decimal price})
     for book in event["bookmakers"]:
+        if book["key"] in exchanges:
+            continue
         for market in book["markets"]:
             if market["key"] != "h2h":
                 continue  # h2h_lay is an exchange market: never in consensus
