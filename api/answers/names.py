@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import asyncpg
-from rapidfuzz import fuzz, process
 
 from projections.search_terms import normalise
 
@@ -67,6 +66,9 @@ class NameIndex:
     def lookup(self, phrases: Sequence[str]) -> list[dict]:
         """Hits shaped as api.answers.decide.pick_entities reads them: per phrase and entity the
         closeness to its name (`name_score`) and to its terms (`term_score`)."""
+        # imported here: a process that never answers a question never loads it
+        from rapidfuzz import fuzz, process
+
         out: list[dict] = []
         for phrase in phrases:
             size = len(phrase.split())
