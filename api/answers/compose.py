@@ -101,7 +101,8 @@ def _no_vig(f: Facts) -> tuple[list[Line], str]:
 
 def _status_words(w: dict[str, Any]) -> str:
     return {"scheduled": "is scheduled", "live": "is in play", "final": "is final", "postponed": "was postponed",
-            "cancelled": "was cancelled", "suspended": "is suspended"}.get(w["status"], f"is {w['status']}")
+            "cancelled": "was cancelled", "suspended": "is suspended",
+            "result_unknown": "has no result in the data"}.get(w["status"], f"is {w['status']}")
 
 
 def _when(w: dict[str, Any]) -> str:

@@ -386,13 +386,13 @@ async def market(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Nam
     markets = await reads.game_markets(conn, schema, row["id"])
     wanted = r.market_types or {"h2h", "spreads", "totals"}
     chosen = []
-    for m in sorted(markets, key=lambda m: (m["period"] != "full", ["h2h", "spreads", "totals"].index(m["type"])
-                                            if m["type"] in ("h2h", "spreads", "totals") else 9)):
-        if m["type"] not in wanted or any(c[0]["type"] == m["type"] for c in chosen):
-            continue
-        lines = await markets_sql.market_lines(conn, schema, m["id"])  # the main line first
-        if lines and lines[0]["outcomes"]:
-            chosen.append((m, lines[0]))
+    candidates = [m for m in markets if m["type"] in wanted]
+    mains = await markets_sql.main_lines(conn, schema, [m["id"] for m in candidates]) if candidates else {}
+    for m in sorted(candidates, key=lambda m: (m["period"] != "full", ["h2h", "spreads", "totals"].index(m["type"])
+                                               if m["type"] in ("h2h", "spreads", "totals") else 9)):
+        line = mains.get(m["id"])
+        if line is not None and line["outcomes"] and not any(c[0]["type"] == m["type"] for c in chosen):
+            chosen.append((m, line))
     if not chosen:
         raise NotAnswerable(f"consensus prices for {game_label(row)}"
                             + (f" ({', '.join(MARKET_NAMES.get(t, t) for t in sorted(wanted))})" if r.market_types else ""))

@@ -43,12 +43,15 @@ class Ask:
     expires_at: datetime | None
 
 
-def _library_match(rows: list, text: str, prefer: set[str] | None) -> list:
-    """Entries that answer the question: named in it (title, alias or slug) or scoring high."""
+def _library_match(rows: list, text: str, prefer: set[str] | None, law_or_tax: bool) -> list:
+    """Entries that answer the question: named in it (title, alias or slug) or scoring high;
+    law and tax entries only for a question about law or tax."""
     words = f" {normalise(text)} "
     strong, fair = [], []
     for row in rows:
         if prefer and row["kind"] not in prefer:
+            continue
+        if row["kind"] in ("law", "tax") and not law_or_tax:
             continue
         names = [row["title"], *(row["aliases"] or ()), row["slug"].replace("-", " ")]
         if any(f" {normalise(n)} " in words for n in names if normalise(n)):
@@ -91,8 +94,8 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
             prefer = {"law"} if r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES) else {"tax"} if r.cues(u.TAX_CUES) else None
         place = f"US-{state}" if state else ("US" if jurisdiction == "US" else None)
         library = await names.library_for(conn, schema)
-        library_rows = library.named(ask.question, state, prefer) or (library.named(ask.question, state, None)
-                                                                       if prefer else [])
+        library_rows = library.named(ask.question, state, prefer, law_or_tax) or (
+            library.named(ask.question, state, None, law_or_tax) if prefer else [])
         if law_or_tax and state and r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES):
             entry = next((x for x in library.rows if x["slug"] == helplines.law_slug(state)), None)
             if entry is not None:
@@ -103,8 +106,8 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
             strategy_found = None
         if not library_rows and strategy_found is None:  # nothing named: the library's full-text relevance
             rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
-            library_rows = _library_match(rows, ask.question, prefer) or (
-                _library_match(rows, ask.question, None) if prefer else [])
+            library_rows = _library_match(rows, ask.question, prefer, law_or_tax) or (
+                _library_match(rows, ask.question, None, law_or_tax) if prefer else [])
         category, problem = decide(r, named, library_hit=bool(library_rows), law_or_tax=law_or_tax,
                                    jurisdiction=jurisdiction, strategy_hit=strategy_found is not None)
     if problem == "needs_jurisdiction":

@@ -140,14 +140,17 @@ class LibraryNames:
             for r in rows
         ]
 
-    def named(self, question: str, jurisdiction: str | None, kinds: set[str] | None) -> list:
+    def named(self, question: str, jurisdiction: str | None, kinds: set[str] | None, law_or_tax: bool) -> list:
         """Entries whose title, an alias or slug is in the question: the longest name first, then
         kind order (a term before the rule that uses it). `jurisdiction`: a US state code keeps
-        entries for everywhere, the US or that state."""
+        entries for everywhere, the US or that state. Law and tax entries only for a question
+        about law or tax (a country's name alone asks nothing about its law)."""
         words = f" {normalise(question)} "
         found = []
         for row, names in zip(self.rows, self.names):
             if kinds is not None and row["kind"] not in kinds:
+                continue
+            if row["kind"] in ("law", "tax") and not law_or_tax:
                 continue
             places = set(row["jurisdictions"] or ())
             if jurisdiction is not None and places and not places & {"US", f"US-{jurisdiction}"}:

@@ -11,7 +11,8 @@ import asyncpg
 from api.queries import games as games_sql
 from api.queries.sql import Where
 
-GAME_ROW = f"{games_sql.GAME_COLUMNS}, (SELECT count(*) FROM {{schema}}.markets m WHERE m.game_id = g.id) AS market_count"
+GAME_ROW = (f"{games_sql.GAME_COLUMNS}, "
+            f"EXISTS (SELECT 1 FROM {{schema}}.markets m WHERE m.game_id = g.id) AS market_count")
 
 
 async def games_for(

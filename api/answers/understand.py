@@ -121,6 +121,7 @@ _PREDICTION = re.compile(
     r"|\bwill\s+(the\s+)?[a-z0-9'. ]{1,40}?\s+(win|cover|beat|lose|score|go over|go under|hit|make the playoffs)\b"
     r"|\bgoing to (win|cover|lose|score)\b|\bgonna (win|cover|lose|hit)\b"
     r"|\bpredict|\bprojection|\bforecast|\bpicks?\b(?! ?'?em)|\blocks? of the (day|week|night)\b|\block\b"
+    r"|\bgive me (a|an|some|your|the)\b[a-z' ]{0,20}\b(parlay|pick|bet|lock|play|tip|winner)s?\b"
     r"|\bbest bets?\b|\bbest (parlay|pick|play|wager|value)\b|\bsure (thing|bet|win)\b|\bguarantee"
     r"|\btips?\b|\btipster|\bfree money\b|\bcan'?t lose\b|\bwho wins\b|\bwho'?s gonna\b|\bwho is winning tonight\b"
     r"|\b(value|edge) (bet|play|pick)s?\b|\bis there (value|an edge)\b|\bhammer\b|\bsmash\b|\bfade\b(?= (the|him|them))"

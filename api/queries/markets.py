@@ -74,10 +74,23 @@ async def market_versions(conn: asyncpg.Connection, schema: str, market_id: str)
     )
 
 
+LINE_COLUMNS = "point, is_main, books, hold, outcomes, methods, source, as_of, basis"
+
+
 async def market_lines(conn: asyncpg.Connection, schema: str, market_id: str) -> list[asyncpg.Record]:
     """Consensus lines of a market: the main line first, then alternates by point."""
     return await conn.fetch(
-        f"SELECT point, is_main, books, hold, outcomes, methods, source, as_of, basis FROM {schema}.market_lines "
+        f"SELECT {LINE_COLUMNS} FROM {schema}.market_lines "
         f"WHERE market_id = $1 ORDER BY is_main DESC, point NULLS FIRST, line_key",
         market_id,
     )
+
+
+async def main_lines(conn: asyncpg.Connection, schema: str, market_ids: Sequence[str]) -> dict[str, asyncpg.Record]:
+    """The main line of each market (the line `market_lines` lists first), in one statement."""
+    rows = await conn.fetch(
+        f"SELECT DISTINCT ON (market_id) market_id, {LINE_COLUMNS} FROM {schema}.market_lines "
+        f"WHERE market_id = ANY($1::text[]) ORDER BY market_id, is_main DESC, point NULLS FIRST, line_key",
+        list(market_ids),
+    )
+    return {r["market_id"]: r for r in rows}

@@ -52,14 +52,15 @@ async def test_question_set_against_hand_computation(api, answer_keys):
     for q in QUESTIONS:
         for stat, value in (q.spec.get("stats") or {}).items():  # the set's stat figures are the file's sums
             assert season_total(q.spec["player"], stat) == value, q.q
-    failures = []
+    failures, not_refused = [], []
     for q in QUESTIONS:
         r = await ask(api, answer_keys["live"], q.q, **({"state": q.spec["state"]} if "state" in q.spec else {}))
         wrong = check(q, r.status_code, r.json())
         if wrong:
             failures.append((q.q, wrong))
-    refused = [q for q in QUESTIONS if q.out_of_scope]
-    assert refused and not [f for f in failures if f[0] in {q.q for q in refused}], failures
+        if q.out_of_scope and not (r.status_code == 201 and r.json()["tier"] == "refusal"):
+            not_refused.append(q.q)
+    assert not not_refused, not_refused  # every out-of-scope question refused (the reason may differ)
     assert len(failures) <= 0.1 * len(QUESTIONS), failures
     dev = [f for f in failures if not next(q for q in QUESTIONS if q.q == f[0]).held_out]
     assert not dev, dev  # the questions the rules were written with all pass

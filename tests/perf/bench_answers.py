@@ -61,13 +61,15 @@ async def run(ctx: BenchContext) -> list[Figure]:
     questions = load_questions()
     log = ctx.workdir / "answers-bench.log"
     with api_server(settings.database_url, settings.data_dir, KEY_SECRET, log, app="tests.perf.api_bench_app:app") as base:
-        right, wrong = [], []
+        right, wrong, refused = [], [], 0
         async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as c:
             for q in questions:
                 body = {"question": q.q, **({"state": q.spec["state"]} if "state" in q.spec else {})}
                 r = await c.post("/v1/answers", json=body)
                 why = check(q, r.status_code, r.json())
                 (wrong if why else right).append((q, why))
+                if q.out_of_scope and r.status_code == 201 and r.json()["tier"] == "refusal":
+                    refused += 1
         texts = ctx.workdir / "answer-questions.json"
         texts.write_text(json.dumps([q.q for q in questions if "state" not in q.spec]))
         await asyncio.to_thread(_load, base, key, texts, "answer", WARMUP_SECONDS)
@@ -78,7 +80,6 @@ async def run(ctx: BenchContext) -> list[Figure]:
     held = [q for q in questions if q.held_out]
     held_right = sum(1 for q, _ in right if q.held_out)
     oos = [q for q in questions if q.out_of_scope]
-    oos_right = sum(1 for q, _ in right if q.out_of_scope)
     cats = sorted({q.spec.get("category", 0) for q in questions})
     missed = "; ".join(f"{q.q!r}: {why}" for q, why in wrong)[:600]
     note = f"{CLIENTS} clients, {SECONDS}s, tests/perf/answer_load.py, granian 1 worker; the question set in turn"
@@ -89,7 +90,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
                note=("missed: " + missed) if missed else ""),
         Figure(f"answers: correct, held-out {len(held)} questions", held_right / len(held) if held else 0.0, "share",
                target=">= 0.9"),
-        Figure(f"answers: out-of-scope refused ({len(oos)} questions)", oos_right / len(oos) if oos else 0.0, "share",
+        Figure(f"answers: out-of-scope refused ({len(oos)} questions)", refused / len(oos) if oos else 0.0, "share",
                target="1.0"),
         Figure("POST /v1/answers finished answer p99", finished["p99_ms"], "ms", "GET /health p99, same clients",
                health["p99_ms"], "<= 100 ms", f"p50 {finished['p50_ms']:.1f} ms; {finished['rate']:.0f} answers/s; {note}"),
