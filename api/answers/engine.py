@@ -104,7 +104,8 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
         if strategy_found is not None and library_rows and not r.cues(u.STRATEGY_GENERIC | u.STRATEGY_ASKS):
             # named as a library term too ("kelly criterion"), and not asked about as a strategy
             strategy_found = None
-        if not library_rows and strategy_found is None:  # nothing named: the library's full-text relevance
+        if not library_rows and strategy_found is None and _about_betting(r, ask.question):
+            # nothing named, but a question about betting: the library's full-text relevance
             rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
             library_rows = _library_match(rows, ask.question, prefer, law_or_tax) or (
                 _library_match(rows, ask.question, None, law_or_tax) if prefer else [])
@@ -127,6 +128,21 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
                                **common)
     law = {x["slug"] for x in (await names.library_for(conn, schema)).rows} if state else set()
     return compose.compose(facts, help_links=helplines.help_links(state, law), **common)
+
+
+_BETTING_WORDS = {"bet", "bets", "betting", "wager", "wagering", "gamble", "gambling", "sportsbook", "sportsbooks",
+                  "bookmaker", "bookmakers", "bookie", "bookies", "book", "books", "odds", "punter", "casino",
+                  "lottery", "fantasy", "dfs", "parlay", "prop", "props", "line", "lines", "payout", "winnings"}
+_ASKING = ("what is", "what's", "whats", "what are", "what does", "how do", "how does", "how is", "how are", "why do",
+           "why does", "explain", "define", "meaning of")
+
+
+def _about_betting(r: u.Reading, question: str) -> bool:
+    """Worth the library's full-text search: a question about betting terms, rules, law or tax
+    (a joke or a recipe is not, and costs no search)."""
+    text = normalise(question)
+    return bool(r.cues(_BETTING_WORDS | u.REFERENCE_CUES | u.LAW_CUES | u.TAX_CUES | u.VIG_CUES)) or (
+        text.startswith(_ASKING) and bool(r.library_text))
 
 
 async def _covered_words(conn: asyncpg.Connection, schema: str, question: str) -> set[str]:
