@@ -88,6 +88,9 @@ def build_app(
     @app.on_rebalance_complete.connect
     async def resume_at_tracked_offsets(sender, **kwargs) -> None:
         await before_resume()
+        for p in projectors.values():
+            if p.relay is not None:  # deltas a projector that left committed and did not send
+                p.relay.rescan()
         offsets = {}
         for tp in app.consumer.assignment():
             p = by_topic.get(tp.topic)

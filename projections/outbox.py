@@ -9,6 +9,11 @@ the next batch's deltas.
 At start, and after any send error, it first sends whatever the table still holds, oldest seq
 first per topic. A crash anywhere means the same stored bytes are sent again: exact duplicates,
 which consumers drop by seq.
+
+With several projectors (one consumer group over the partitions), one that dies may leave
+deltas it committed but never sent. `rescan()`, called when this projector is given
+partitions (a rebalance), sends what the table holds before any batch folded after it: the
+orphans go out ahead of the next seqs of their topics, so no consumer sees a gap.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ log = logging.getLogger("projections.outbox")
 SCAN_LIMIT = 5000
 DELETE_EVERY = 0.5  # seconds: acked rows are deleted in bulk (a crash re-sends them: exact duplicates)
 DELETE_AT = 5000  # ... or as soon as this many are acked
+RESCAN = None  # in the queue: send what the table holds before what comes after
 
 
 class OutboxRelay:
@@ -30,7 +36,7 @@ class OutboxRelay:
         self.conn = conn
         self.topic = topic
         self.producer = producer
-        self.queue: asyncio.Queue[list[tuple[str, int, bytes]]] = asyncio.Queue()
+        self.queue: asyncio.Queue[list[tuple[str, int, bytes]] | None] = asyncio.Queue()
         self.sent = 0
         self.acked: list[tuple[str, int]] = []  # sent and acked, not yet deleted
         self.inflight: tuple[list[tuple[str, int]], asyncio.Future] | None = None  # sent, acks pending
@@ -49,6 +55,12 @@ class OutboxRelay:
             self.idle.clear()
             self.queue.put_nowait(envelopes)
 
+    def rescan(self) -> None:
+        """Send whatever the table holds (deltas another projector committed and did not send)
+        before the envelopes of any batch notified after this call."""
+        self.idle.clear()
+        self.queue.put_nowait(RESCAN)
+
     async def run(self) -> None:
         while True:
             try:
@@ -63,9 +75,18 @@ class OutboxRelay:
                         items = await asyncio.wait_for(self.queue.get(), DELETE_EVERY)
                     except asyncio.TimeoutError:
                         continue
-                    while not self.queue.empty() and len(items) < SCAN_LIMIT:
-                        items.extend(self.queue.get_nowait())
-                    await self._send(items)
+                    rescan = items is RESCAN
+                    items = items or []
+                    while not rescan and not self.queue.empty() and len(items) < SCAN_LIMIT:
+                        more = self.queue.get_nowait()
+                        rescan = more is RESCAN
+                        items.extend(more or [])
+                    if items:
+                        await self._send(items)
+                    if rescan:
+                        await self._settle()
+                        await self._delete_acked(wait=True)
+                        await self._send_stored()
             except asyncio.CancelledError:
                 if self.deleting is not None:
                     self.deleting.cancel()

@@ -179,7 +179,12 @@ class PgWriter:
             statement = conn.fetchval(self._statement(tuple(shape)), *args)
             if sent is not None:
                 sent.set()
-            moved = await statement
+            try:
+                moved = await statement
+            except asyncpg.UniqueViolationError as exc:
+                # another projector of the group committed these seqs first (both folded the
+                # same records): this projector's state is behind, like a tracking row that moved
+                raise StaleState(f"another writer committed {exc.detail or 'these deltas'} in {self.schema!r}") from exc
             if moved != len(items):
                 raise StaleState(f"tracking in {self.schema!r} moved without this projector (or a new generation)")
             if rows.news_players:

@@ -55,3 +55,31 @@ async def test_a_failed_send_starts_over_from_the_table_with_duplicates_only(set
     assert sum(len(r) for r in runs.values()) == made > 100
     assert all(r == list(range(1, len(r) + 1)) for r in runs.values())
     assert relay.sent > made  # some went twice: the batches in flight and acked but not deleted
+
+
+async def test_a_rescan_sends_what_another_projector_left_before_the_next_batch(settings, topics):
+    """Deltas committed by a projector that died before sending them (rows in the outbox nobody
+    notified this relay of) go out when this one is given partitions: ahead of the next seqs."""
+    await ev.publish(settings, [*GAMES, *ev.season_quotes(GAMES, ["b0", "b1"], 2, seed=5)])
+    async with projector(settings) as p:
+        await catch_up(p, p.conn, batch_records=7)
+        assert await p.relay.drain(30)
+        before = await wire_deltas(settings)
+        # the newest delta of one topic, as the dying projector's outbox would still hold it
+        topic, seq, raw = before[-1][2].topic, before[-1][2].seq, before[-1][1]
+        orphan_seq = seq + 1
+        orphan = raw.replace(f'"seq":{seq}'.encode(), f'"seq":{orphan_seq}'.encode())
+        assert orphan != raw
+        await p.conn.execute("INSERT INTO live.outbox (wire_topic, seq, envelope) VALUES ($1, $2, $3)",
+                             topic, orphan_seq, orphan)
+        p.relay.rescan()
+        follower = raw.replace(f'"seq":{seq}'.encode(), f'"seq":{orphan_seq + 1}'.encode())
+        await p.conn.execute("INSERT INTO live.outbox (wire_topic, seq, envelope) VALUES ($1, $2, $3)",
+                             topic, orphan_seq + 1, follower)
+        p.relay.notify([(topic, orphan_seq + 1, follower)])
+        assert await p.relay.drain(30)
+        assert await p.conn.fetchval("SELECT count(*) FROM live.outbox") == 0
+    after = await wire_deltas(settings)
+    added = [(env.topic, env.seq) for _, _, env in after[len(before):]]
+    assert added[:2] == [(topic, orphan_seq), (topic, orphan_seq + 1)]  # the orphan first
+    assert set(added) == {(topic, orphan_seq), (topic, orphan_seq + 1)}  # then duplicates at most

@@ -5,6 +5,7 @@ events say."""
 from __future__ import annotations
 
 import asyncpg
+import msgspec
 
 from infra.db import connect
 
@@ -108,3 +109,21 @@ async def test_read_models_hold_state_provenance_and_last_seq(settings, topics):
         assert (await conn.fetchval("SELECT count(*) FROM live.outbox")) == 0  # relayed and deleted
     finally:
         await conn.close()
+
+
+async def test_a_second_projector_that_folded_the_same_records_reloads_instead_of_failing(settings, topics, tmp_path):
+    """Two projectors of one group both fold the same records (both catching up at start): the
+    one that commits second finds its deltas' seqs taken, reloads state from Postgres and skips
+    what the other applied, instead of failing on the outbox's key."""
+    await ev.publish(settings, events())
+    elsewhere = msgspec.structs.replace(settings, data_dir=tmp_path / "second")  # its own state cache
+    async with projector(settings, relay=False) as first, projector(elsewhere, relay=False) as second:
+        assert await run_to_end(first) == len(events())
+        assert await run_to_end(second) == 0
+        assert second.stats.reloads == 1
+        assert second.committed == first.committed
+        rows = await first.conn.fetch("SELECT wire_topic, seq FROM live.outbox ORDER BY 1, 2")
+    runs: dict[str, list[int]] = {}
+    for topic, seq in rows:  # the relay is off: every delta is still in the outbox, each once
+        runs.setdefault(topic, []).append(seq)
+    assert runs and all(r == list(range(1, len(r) + 1)) for r in runs.values())
