@@ -320,7 +320,14 @@ async def find_game(conn: asyncpg.Connection, schema: str, r: u.Reading, named: 
     return chosen
 
 
+RESULT_CUES = {"score", "scores", "final", "result", "results", "won", "win", "beat", "lost", "lose", "last",
+               "previous", "outcome", "winner", "did"}
+
+
 def _nearest(rows: Sequence[Mapping[str, Any]], at: datetime, r: u.Reading) -> Mapping[str, Any]:
+    if r.cues(RESULT_CUES) and "next" not in r.wordset:
+        # asked about a result: the games that have one, when any does
+        rows = [g for g in rows if g["status"] == "final"] or rows
     past = [g for g in rows if _kickoff(g) <= at]
     future = [g for g in rows if _kickoff(g) > at]
     if "next" in r.wordset or "upcoming" in r.wordset:

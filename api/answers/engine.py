@@ -101,9 +101,19 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
             if entry is not None:
                 library_rows = [entry, *[x for x in library_rows if x["id"] != entry["id"]]]
         strategy_found = await _strategy(conn, schema, ask.question, r) if not law_or_tax else None
-        if strategy_found is not None and library_rows and not r.cues(u.STRATEGY_GENERIC | u.STRATEGY_ASKS):
+        asks_strategy = bool(r.cues(u.STRATEGY_GENERIC | u.STRATEGY_ASKS))
+        if strategy_found is not None and not asks_strategy and not library_rows:
+            # a strategy named in passing ("minimum age"): an entry the library ranks answers first
+            rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
+            library_rows = _library_match(rows, ask.question, prefer, law_or_tax)
+        if strategy_found is not None and library_rows and not asks_strategy:
             # named as a library term too ("kelly criterion"), and not asked about as a strategy
             strategy_found = None
+        if len(library_rows) > 1 and not (law_or_tax and state):
+            # several entries named ("parlay", "postponed"): the one the library's relevance ranks first
+            ranked = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
+            order = {row["id"]: i for i, row in enumerate(ranked)}
+            library_rows = sorted(library_rows, key=lambda x: order.get(x["id"], len(order)))
         if not library_rows and strategy_found is None and _about_betting(r, ask.question):
             # nothing named, but a question about betting: the library's full-text relevance
             rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)

@@ -158,7 +158,9 @@ class LibraryNames:
             longest = max((len(n) for n in names if f" {n} " in words), default=0)
             if longest:
                 found.append((longest, row))
-        found.sort(key=lambda f: (-f[0], KIND_ORDER.index(f[1]["kind"]) if f[1]["kind"] in KIND_ORDER else 9))
+        place = f"US-{jurisdiction}" if jurisdiction else None
+        found.sort(key=lambda f: (place not in (f[1]["jurisdictions"] or ()), -f[0],
+                                  KIND_ORDER.index(f[1]["kind"]) if f[1]["kind"] in KIND_ORDER else 9))
         return [row for _, row in found]
 
 

@@ -109,7 +109,7 @@ assert set(DEVIG_ALIASES.values()) == set(METHODS)
 MARKET_TYPE_CUES = {
     "spreads": {"spread", "spreads", "handicap", "ats", "cover", "points", "pts", "line"},
     "totals": {"total", "totals", "over", "under", "ou"},
-    "h2h": {"moneyline", "ml", "h2h", "win", "winner", "outright", "1x2", "money"},
+    "h2h": {"moneyline", "ml", "h2h", "outright", "1x2", "money"},
 }
 
 # --- refusals ---------------------------------------------------------------------------------
@@ -210,6 +210,7 @@ class Reading:
     league_aware: bool = False
     library_text: str = ""  # the words to search the library with (numbers and stopwords dropped)
     competition: str | None = None
+    state_words: set[str] = field(default_factory=set)  # words read as a US state ("texas"): never a team
 
     def cues(self, words: set[str]) -> int:
         return len(self.wordset & words)
@@ -240,7 +241,7 @@ _PERCENT = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?(?:%|percent\b|pct\b)")
 _PROB_DECIMAL = re.compile(r"\b(?:probability|chance|prob|p)\s*(?:of|is|=|:)?\s*(0?\.\d+)\b")
 _FRACTIONAL = re.compile(r"(?<![\d/.$])(\d{1,4})\s?(?:/|-to-| to )\s?(\d{1,4})(?![\d/])")
 _EVENS = re.compile(r"\b(evens|even money|evs|even odds|pick'?em|pk)\b")
-_AMERICAN = re.compile(r"(?<![\w.$])([+-])\s?(\d{3,6})(?![\d.%/])|\b(plus|minus)\s(\d{3,6})\b")
+_AMERICAN = re.compile(r"(?<![\w.$])([+-])\s?(\d{3,6})(?![\d.%])|\b(plus|minus)\s(\d{3,6})\b")
 _DECIMAL = re.compile(r"(?<![\w.$/+-])(\d{1,4}\.\d{1,3})(?![\d%/])(?!\s?(?:points|pts|point|yards|yds|percent|%))")
 _PUSH_LEG = re.compile(r"(push|pushed|void|voided)")
 
@@ -358,6 +359,7 @@ def _read_states(original: str, lower: str, reading: Reading) -> None:
                 continue
             if code not in reading.states:
                 reading.states.append(code)
+            reading.state_words |= set(name.split())
     for m in re.finditer(r"\b([A-Z]{2})\b", original):
         code = m[1]
         if code not in US_STATES:
@@ -382,11 +384,15 @@ def _read_cues(lower: str, reading: Reading) -> None:
         if re.search(rf"\b(to|in|as|into)\s+(an?\s+|the\s+)?({names})\b", lower):
             reading.target_format = fmt  # type: ignore[assignment]
             break
+    if reading.target_format is None and re.search(r"\bimplied|\bprobability\b|\bpercentage\b|\bchance\b", lower):
+        reading.target_format = "implied"
     for market_type, cues in MARKET_TYPE_CUES.items():
         if reading.wordset & cues:
             reading.market_types.add(market_type)
     if re.search(r"\bover/under\b|\bo/u\b|\bover under\b", lower):
         reading.market_types.add("totals")
+    if "totals" in reading.market_types and not reading.wordset & (MARKET_TYPE_CUES["spreads"] - {"points", "pts", "line"}):
+        reading.market_types.discard("spreads")  # "total points line" is the total
     if re.search(r"\bpoint spread\b|\bagainst the spread\b", lower):
         reading.market_types.add("spreads")
     if re.search(r"\bpremier league\b|\bepl\b|\benglish\b", lower):
@@ -405,7 +411,7 @@ def _phrases(words: list[str]) -> list[str]:
         bare = word.strip("'.")
         if bare.endswith("'s"):
             bare = bare[:-2]
-        if not bare or bare in STOPWORDS or bare in _CUE_WORDS or any(ch.isdigit() for ch in bare) or len(bare) < 2:
+        if not bare or bare in STOPWORDS or bare in _CUE_WORDS or not any(ch.isalpha() for ch in bare) or len(bare) < 2:
             if runs[-1]:
                 runs.append([])
             continue
@@ -433,6 +439,10 @@ def read(question: str) -> Reading:
     if "w-2g" in lower or "w2-g" in lower:
         reading.wordset.add("w2g")
     rest = _read_numbers(lower, reading)
+    legs = re.search(r"\b(\d{1,2})[- ]?(?:team|leg|fold|way)s?\b", lower)
+    if legs and len(reading.prices) == 1 and re.search(r"\b(each|apiece|per leg|every leg|all)\b", lower) and (
+            "parlay" in reading.wordset or "accumulator" in reading.wordset or "acca" in reading.wordset):
+        reading.prices = reading.prices * max(2, min(int(legs[1]), 30))
     _read_states(original, lower, reading)
     _read_cues(lower, reading)
     for word in words:
@@ -451,6 +461,6 @@ def read(question: str) -> Reading:
     elif _PREDICTION.search(lower):
         reading.refusal = "prediction"
     rest_words = _WORD.findall(rest.replace("/", " / "))
-    reading.phrases = _phrases([w for w in rest_words])
+    reading.phrases = _phrases([w for w in rest_words if w not in reading.state_words])
     reading.library_text = " ".join(w for w in rest_words if w not in STOPWORDS and not any(c.isdigit() for c in w))
     return reading
