@@ -6,7 +6,7 @@ truth is the tracking rows. So when the group has assigned partitions, before fa
 the committed offsets, we commit the tracked offsets + 1 (after the start-up catch-up, done by
 the fast aiokafka path, has stopped), and faust resumes exactly there.
 
-Settings for the embedded tansu broker (DESIGN.md): short session/heartbeat/rebalance timeouts
+Settings for the embedded tansu broker (docs/architecture.md, "Known limits of the embedded broker"): short session/heartbeat/rebalance timeouts
 (a restarted worker is assigned in seconds, not half a minute), no leader topic, no tables, no
 web server, no topic declaration (`infra.topics` creates every topic), no idempotent producer.
 """

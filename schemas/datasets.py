@@ -1,4 +1,4 @@
-"""The two datasets (DESIGN.md): `live` and the `test` sandbox, separate all the way down.
+"""The two datasets (docs/architecture.md, "Topics and datasets"): `live` and the `test` sandbox, separate all the way down.
 
 Each has its own feed topics, its own wire.deltas topic and its own Postgres schema of read
 models; the same code drives both.

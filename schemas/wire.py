@@ -2,7 +2,7 @@
 
 Deltas are produced by the projector onto the `wire.deltas` topic keyed by Wire topic
 (`game:gm_…`, `market:mkt_…`); per Wire topic `seq` runs 1, 2, 3, ... across restarts and
-rebuilds (DESIGN.md invariant 4).
+rebuilds (docs/architecture.md, invariant 4).
 """
 
 from __future__ import annotations
