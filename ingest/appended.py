@@ -59,3 +59,26 @@ class AppendedRegistry:
                 "INSERT INTO ingest.appended (log_id, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
                 self.log_id, list(event_ids),
             )
+
+    async def record_present(self, event_ids: Sequence[str]) -> None:
+        """IDs found in the log (a run that died did not record them)."""
+        await self.conn.execute(
+            "INSERT INTO ingest.appended (log_id, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
+            self.log_id, list(event_ids),
+        )
+
+    async def marks(self) -> dict[tuple[str, int], int]:
+        """Per partition: every record below the mark is recorded (ingest/reconcile.py)."""
+        rows = await self.conn.fetch("SELECT topic, partition, mark FROM ingest.marks WHERE log_id = $1", self.log_id)
+        return {(r["topic"], r["partition"]): r["mark"] for r in rows}
+
+    async def move_marks(self, ends: dict[tuple[str, int], int]) -> None:
+        if not ends:
+            return
+        items = sorted(ends.items())
+        await self.conn.execute(
+            "INSERT INTO ingest.marks AS m (log_id, topic, partition, mark) "
+            "SELECT $1, * FROM unnest($2::text[], $3::int[], $4::bigint[]) "
+            "ON CONFLICT (log_id, topic, partition) DO UPDATE SET mark = GREATEST(m.mark, EXCLUDED.mark)",
+            self.log_id, [t for (t, _), _ in items], [p for (_, p), _ in items], [e for _, e in items],
+        )

@@ -31,6 +31,7 @@ from infra.settings import Settings
 from infra.topics import ensure_topics
 from ingest.appended import AppendedRegistry
 from ingest.producer import FeedProducer
+from ingest.reconcile import close_run, reconcile
 from ingest.registry import PgResolver
 from schemas.datasets import Dataset
 from schemas.deadletter import DeadLetter, encode_deadletter
@@ -48,6 +49,7 @@ class EventLog:
     producer: FeedProducer
     resolver: PgResolver
     watch: EpochWatch
+    appended_records: int = 0  # records this run appended and recorded (ingest/reconcile.py)
 
     async def append(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> tuple[int, int]:
         """Send the events this log does not hold yet, and the dead letters it has not had yet;
@@ -65,7 +67,7 @@ class EventLog:
             await self.watch.confirm()
         acks = await self.producer.enqueue(new, [d for _, d in letters])
         recorded = [e.event_id for e in new] + [i for i, _ in letters]
-        return Appending(self.appended, self.watch, acks, recorded, len(new), len(events) - len(new))
+        return Appending(self, acks, recorded, len(new), len(events) - len(new))
 
     async def send_raw(self, records: Sequence[tuple[str, bytes, bytes]], event_ids: Sequence[str]) -> None:
         """Already encoded (base topic, key, value) records (replay keeps the bytes it read):
@@ -76,14 +78,14 @@ class EventLog:
         await self.producer.send_raw(records)
         await self.watch.confirm()
         await self.appended.record(event_ids)
+        self.appended_records += len(records)
 
 
 @dataclass
 class Appending:
     """A batch handed to the producer: recorded as appended once the broker acknowledged it."""
 
-    appended: AppendedRegistry
-    watch: EpochWatch
+    log: EventLog
     acks: list[asyncio.Future]
     ids: list[str]
     accepted: int
@@ -92,8 +94,9 @@ class Appending:
     async def finish(self) -> tuple[int, int]:
         if self.acks:
             await asyncio.gather(*self.acks)
-            await self.watch.confirm()  # acknowledged by the log this run started on, not a new one
-        await self.appended.record(self.ids)
+            await self.log.watch.confirm()  # acknowledged by the log this run started on, not a new one
+        await self.log.appended.record(self.ids)
+        self.log.appended_records += len(self.ids)
         return self.accepted, self.duplicate
 
 
@@ -117,11 +120,15 @@ async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[
         watch = EpochWatch(settings, dataset, epoch)
         try:
             appended = await AppendedRegistry.for_log(appended_conn, dataset, epoch)
+            # what a run that died appended and did not record: recorded now, never sent twice
+            marks = await reconcile(settings, dataset, appended)
             await producer.start()
             try:
                 await watch.start()
                 try:
-                    yield EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch)
+                    log = EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch)
+                    yield log
+                    await close_run(settings, dataset, appended, marks, log.appended_records)
                 finally:
                     await watch.stop()
             finally:
