@@ -1,7 +1,8 @@
 """A dataset's feed log as ingest sees it: append what the log does not hold yet.
 
 `open_event_log` wires the parts one run needs: the topics (created if missing), the log's
-epoch, a Postgres connection (migrations applied), the registry of appended events and the
+epoch, a Postgres connection (migrations applied), the registry of appended events (first
+brought up to date with what a run that died left in the log: `ingest/reconcile.py`) and the
 producer. Every command that writes feed events goes through it.
 
 The log must stay the one the run started on: before each batch is sent and after it is
