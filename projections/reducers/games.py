@@ -74,5 +74,8 @@ def reduce_game(state: GameState | None, event) -> tuple[GameState, list[Delta]]
         return new, []
     seq = new.seq + 1
     new = msgspec.structs.replace(new, seq=seq)
-    delta = Delta(game_topic(new.game_id), GAME_STATE, seq, to_us(event.source_ts), event.source, game_data, new)
+    # a result whose source gives no time is sent as of when we read it, never its ordering time
+    untimed = isinstance(event, GameStateChanged) and untimed_result(event.source)
+    at = to_us(event.ingest_ts if untimed else event.source_ts)
+    delta = Delta(game_topic(new.game_id), GAME_STATE, seq, at, event.source, game_data, new)
     return new, [delta]

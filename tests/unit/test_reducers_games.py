@@ -90,3 +90,21 @@ def test_state_before_the_schedule_shows_once_the_game_is_scheduled():
     assert d == []  # no game topic before the game is known
     state, d = reduce(state, G, 0)
     assert [(x.seq, x.data["status"], x.data["score"]) for x in d] == [(1, "live", {"home": 3, "away": 0})]
+
+
+def test_an_untimed_result_is_as_of_when_read_never_its_ordering_time():
+    """Issue 20 item 7: nflverse gives no time for a final; its event carries an ordering time
+    (kickoff + 4 h) that neither the game's `as_of` nor the Wire delta shows."""
+    import msgspec
+
+    from schemas.events import stamp
+
+    g = ev.game()
+    final = ev.state(g.game_id, "final", minute=240, home=27, away=20, period="Q4", clock="00:00", source="nflverse")
+    read_at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    final = stamp(msgspec.structs.replace(final, ingest_ts=read_at))
+    state, _ = reduce(None, g, 0)
+    state, deltas = reduce(state, final, 0)
+    (delta,) = deltas
+    assert state.as_of == delta.source_ts == int(read_at.timestamp() * 1_000_000)
+    assert state.play.origin.source_ts < state.as_of  # the ordering time stays internal
