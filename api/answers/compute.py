@@ -669,7 +669,8 @@ async def library_hits(conn: asyncpg.Connection, schema: str, text: str, jurisdi
                        kinds: Sequence[str] | None = None) -> list[asyncpg.Record]:
     if not text.strip():
         return []
-    rows = await library_sql.relevance_page(conn, schema, q=text[:500], kind=None,
+    kind = kinds[0] if kinds is not None and len(kinds) == 1 else None
+    rows = await library_sql.relevance_page(conn, schema, q=text[:500], kind=kind,
                                             jurisdiction=jurisdiction, product=None, operator=None, offset=0,
                                             limit=8)
     if kinds is not None:

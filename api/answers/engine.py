@@ -43,7 +43,7 @@ class Ask:
     expires_at: datetime | None
 
 
-def _library_match(rows: list, text: str, prefer: set[str] | None, law_or_tax: bool) -> list:
+def _library_match(rows: list, text: str, prefer: set[str] | None, law_or_tax: bool, strong_only: bool = False) -> list:
     """Entries that answer the question: named in it (title, alias or slug) or scoring high;
     law and tax entries only for a question about law or tax."""
     words = f" {normalise(text)} "
@@ -58,7 +58,7 @@ def _library_match(rows: list, text: str, prefer: set[str] | None, law_or_tax: b
             strong.append(row)
         elif row["score"] >= LIBRARY_MIN_SCORE:
             fair.append(row)
-    return strong + fair
+    return strong if strong_only else strong + fair
 
 
 async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
@@ -94,18 +94,27 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
             prefer = {"law"} if r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES) else {"tax"} if r.cues(u.TAX_CUES) else None
         place = f"US-{state}" if state else ("US" if jurisdiction == "US" else None)
         library = await names.library_for(conn, schema)
-        library_rows = library.named(ask.question, state, prefer, law_or_tax) or (
-            library.named(ask.question, state, None, law_or_tax) if prefer else [])
+        library_rows = library.named(ask.question, state, prefer, law_or_tax)
+        if prefer and not library_rows and (state or jurisdiction):
+            # a tax or law question naming no entry of its kind: the library's best of that kind there
+            rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place,
+                                              kinds=tuple(prefer))
+            library_rows = _library_match(rows, ask.question, prefer, law_or_tax)[:1] or rows[:1]
+        if prefer and not library_rows:
+            library_rows = library.named(ask.question, state, None, law_or_tax)
         if law_or_tax and state and r.cues(u.LAW_CUES) and not r.cues(u.TAX_CUES):
             entry = next((x for x in library.rows if x["slug"] == helplines.law_slug(state)), None)
             if entry is not None:
                 library_rows = [entry, *[x for x in library_rows if x["id"] != entry["id"]]]
+            else:  # the library reviews no law of this state: say so rather than answer for another
+                return compose.refusal("not_found", help_url=help_url, category=Category.REFERENCE,
+                                       looked_for=f"a reviewed law entry for {u.US_STATES[state].title()}", **common)
         strategy_found = await _strategy(conn, schema, ask.question, r) if not law_or_tax else None
         asks_strategy = bool(r.cues(u.STRATEGY_GENERIC | u.STRATEGY_ASKS))
         if strategy_found is not None and not asks_strategy and not library_rows:
             # a strategy named in passing ("minimum age"): an entry the library ranks answers first
             rows = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
-            library_rows = _library_match(rows, ask.question, prefer, law_or_tax)
+            library_rows = _library_match(rows, ask.question, prefer, law_or_tax, strong_only=True)
         if strategy_found is not None and library_rows and not asks_strategy:
             # named as a library term too ("kelly criterion"), and not asked about as a strategy
             strategy_found = None

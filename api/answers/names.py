@@ -25,6 +25,12 @@ SHORT = 3
 # how often the index's version is checked (a cheap aggregate), in seconds
 RECHECK_SECONDS = 1.0
 KINDS = ("team", "player", "competition")
+# words many team names share: alone they name no team ("city" is not Kansas City)
+GENERIC_WORDS = {"city", "united", "new", "york", "los", "angeles", "san", "bay", "fc", "town", "athletic", "county",
+                 "real", "st", "saint", "west", "north", "south", "east", "green", "las", "vegas", "hove", "and",
+                 "palace", "rovers", "wanderers", "albion", "hotspur", "forest", "villa", "sporting", "inter", "ac"}
+# a shortened word ("man" for "manchester", "spurs" aside) counts as this close when it begins the word
+PREFIX_SCORE = 0.85
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,21 @@ class NameIndex:
             size = len(phrase.split())
             if size not in self.windows:
                 continue
+            if size == 1 and phrase in GENERIC_WORDS:
+                continue
             texts, owners, is_name = self.windows[size]
             cutoff = 100 if len(phrase) <= SHORT else MIN_SCORE * 100
             best: dict[int, list[float]] = {}
+            if size == 2:  # "man city": each word begins the window's word
+                first, second = phrase.split()
+                if len(first) >= 3:
+                    for i, text in enumerate(texts):
+                        a, _, b = text.partition(" ")
+                        if a.startswith(first) and b == second and a != first:
+                            scores = best.setdefault(owners[i], [0.0, 0.0])
+                            scores[1] = max(scores[1], PREFIX_SCORE)
+                            if is_name[i]:
+                                scores[0] = max(scores[0], PREFIX_SCORE)
             for _, score, i in process.extract(phrase, texts, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None):
                 owner = owners[i]
                 scores = best.setdefault(owner, [0.0, 0.0])

@@ -122,6 +122,7 @@ _PREDICTION = re.compile(
     r"|\bgoing to (win|cover|lose|score)\b|\bgonna (win|cover|lose|hit)\b"
     r"|\bpredict|\bprojection|\bforecast|\bpicks?\b(?! ?'?em)|\blocks? of the (day|week|night)\b|\block\b"
     r"|\bgive me (a|an|some|your|the)\b[a-z' ]{0,20}\b(parlay|pick|bet|lock|play|tip|winner)s?\b"
+    r"|\b(bet|pick|play|parlay|lock|tip)s? of the (day|week|night|weekend|month|season)\b"
     r"|\bbest bets?\b|\bbest (parlay|pick|play|wager|value)\b|\bsure (thing|bet|win)\b|\bguarantee"
     r"|\btips?\b|\btipster|\bfree money\b|\bcan'?t lose\b|\bwho wins\b|\bwho'?s gonna\b|\bwho is winning tonight\b"
     r"|\b(value|edge) (bet|play|pick)s?\b|\bis there (value|an edge)\b|\bhammer\b|\bsmash\b|\bfade\b(?= (the|him|them))"
@@ -438,6 +439,9 @@ def read(question: str) -> Reading:
         reading.wordset.add("novig")
     if "w-2g" in lower or "w2-g" in lower:
         reading.wordset.add("w2g")
+    if re.search(r"\b(can|may) (i|you|we|people|someone) (legally )?(bet|wager|gamble)\b|\bwhere (can|may) (i|you) (bet|wager)\b"
+                 r"|\ballowed to (bet|wager|gamble)\b", lower):
+        reading.wordset.add("legal")  # asked whether betting is allowed: a question of law
     rest = _read_numbers(lower, reading)
     legs = re.search(r"\b(\d{1,2})[- ]?(?:team|leg|fold|way)s?\b", lower)
     if legs and len(reading.prices) == 1 and re.search(r"\b(each|apiece|per leg|every leg|all)\b", lower) and (

@@ -327,3 +327,20 @@ def test_svc_ask_prints_the_answer_with_its_citations(api_db, tmp_path):
     needs = svc_ask("is sports betting legal?")
     assert needs.returncode == 1 and "needs_jurisdiction" in needs.stderr
     assert svc_ask("is sports betting legal?", "--state", "nj").returncode == 0
+
+
+async def test_an_answer_costs_five_credits_a_read_one_and_a_problem_nothing(api, answer_keys):
+    key = answer_keys["live"]
+    a = await ask(api, key, "What is +150 in decimal odds?")
+    assert a.status_code == 201 and a.headers["x-credits-last"] == "5"
+    streamed = await api.post("/v1/answers", json={"question": "What is +150 in decimal odds?"},
+                              headers={"Authorization": f"Bearer {key}", "Accept": "text/event-stream"})
+    assert streamed.status_code == 200 and streamed.headers["x-credits-last"] == "5"
+    read = await api.get(a.json()["links"]["self"], headers={"Authorization": f"Bearer {key}"})
+    assert read.status_code == 200 and read.headers["x-credits-last"] == "1"
+    before = int(read.headers["x-credits-used"])
+    problem = await ask(api, key, "is sports betting legal?")
+    assert problem.status_code == 422 and problem.json()["code"] == "needs_jurisdiction"
+    assert problem.json()["param"] == "state"
+    after = await ask(api, key, "What is +150 in decimal odds?")
+    assert int(after.headers["x-credits-used"]) == before + 5  # the problem cost nothing
