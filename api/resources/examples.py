@@ -16,7 +16,9 @@ from schemas.natural_keys import competition_id, game_id, market_id, player_id, 
 
 REQUEST_ID = "req_0123456789abcdefghjk"
 _T = datetime(2024, 9, 6, 4, 0, tzinfo=timezone.utc)
-_PROV = {"source": "nflverse", "source_ts": "2024-09-06T03:55:00Z", "ingest_ts": "2024-09-06T04:00:00Z"}
+_PROV = {"source": "nflverse", "source_ts": "2024-09-06T00:20:00Z", "ingest_ts": "2024-09-06T04:00:00Z"}
+# nflverse gives no time for a result: its provenance has no source time (docs/ingest.md)
+_RESULT_PROV = {"source": "nflverse", "source_ts": None, "ingest_ts": "2024-09-06T04:00:00Z"}
 KC, BAL = team_id("nfl", "KC"), team_id("nfl", "BAL")
 GAME = game_id("nfl", KC, BAL, date(2024, 9, 5))
 H2H = market_id(GAME, "game", "h2h", "full", None)
@@ -37,7 +39,7 @@ GAME_ROW: dict[str, Any] = {
     "kickoff_at": datetime(2024, 9, 6, 0, 20, tzinfo=timezone.utc), "kickoff_date": None,
     "venue": "GEHA Field at Arrowhead Stadium", "status": "final", "score_home": 27, "score_away": 20,
     "period": None, "clock": None, "possession": None, "last_play": None,
-    "state_provenance": _PROV, "source": "nflverse", "as_of": _T,
+    "state_provenance": _RESULT_PROV, "source": "nflverse", "as_of": _T,
     "provenance": {**_PROV, "known_by": [{"source": "nflverse", "source_id": "2024_01_BAL_KC"}]},
     **_team("home", KC, "Kansas City Chiefs", "KC"), **_team("away", BAL, "Baltimore Ravens", "BAL"),
 }
