@@ -342,3 +342,40 @@ async def test_an_answer_costs_five_credits_a_read_one_and_a_problem_nothing(api
     assert problem.status_code == 422 and problem.json()["code"] == "needs_jurisdiction"
     assert problem.json()["param"] == "state"
     assert problem.headers.get("x-credits-last", "0") == "0"  # a refused request costs nothing
+
+
+# question-like text: words people use, numbers and prices in every format, names, and noise
+_WORDS = ["chiefs", "ravens", "bills", "mahomes", "allen", "week", "1", "2024", "spread", "odds", "hold", "vig",
+          "$20", "+150", "-110", "5/2", "2.5", "evens", "parlay", "legal", "tax", "in", "NJ", "what", "is", "the",
+          "who", "will", "win", "score", "sunday", "today", "injured", "stats", "martingale", "kelly", "%", "?",
+          "/", "-", "0", "1000000", "-100000000", "99/1", "1/0", "0/0", "0.0", "+0", "week 99", "9/31/2024"]
+
+
+async def test_any_question_gets_an_answer_or_a_problem_never_an_error(api, answer_keys):
+    """Hypothesis draws questions from question words, numbers in every format and arbitrary text:
+    every one is answered (201) or refused with a 4xx problem, never a 5xx."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    key = answer_keys["live"]
+    texts = st.one_of(
+        st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12).map(" ".join),
+        st.text(min_size=1, max_size=200),
+    )
+    drawn: list[str] = []
+
+    @given(question=texts)
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    def draw(question):  # the draws, then each is asked (the client is async)
+        drawn.append(question)
+
+    draw()
+    assert len(drawn) >= 100
+    for question in drawn:
+        r = await ask(api, key, question[:1000])
+        assert r.status_code in (201, 400, 422), (question, r.status_code, r.text[:300])
+        if r.status_code == 201:
+            body = r.json()
+            assert body["sentences"] and body["rg_line"] and body["summary"]
+            assert all(f["citation_id"] in {c["citation_id"] for c in body["citations"]} for f in body["figures"])
+            assert body["tier"] != "refusal" or not body["figures"]
