@@ -26,13 +26,14 @@ class Kept:
 async def keep(conn: asyncpg.Connection, answer_id: str, subject: str, body: bytes, expires_at: datetime) -> None:
     """Kept without waiting for the disk (asynchronous commit): a kept answer is a convenience, and
     one lost to a crash in the next moment answers `not_found`; the answer itself was served."""
-    async with conn.transaction():
-        await conn.execute("SET LOCAL synchronous_commit = off")
-        await conn.execute(
-            "INSERT INTO access.answers (answer_id, subject, body, expires_at) VALUES ($1, $2, $3, $4) "
-            "ON CONFLICT (answer_id) DO NOTHING",
-            answer_id, subject, body, expires_at,
-        )
+    # one statement, one round trip: set_config(..., true) lasts to the end of the statement's own
+    # transaction, whose commit then does not wait for the disk
+    await conn.execute(
+        "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) "
+        "INSERT INTO access.answers (answer_id, subject, body, expires_at) SELECT $1, $2, $3, $4 FROM async "
+        "ON CONFLICT (answer_id) DO NOTHING",
+        answer_id, subject, body, expires_at,
+    )
     if random.randrange(TIDY_EVERY) == 0:
         await tidy(conn)
 

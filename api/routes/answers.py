@@ -98,11 +98,19 @@ def _wants_stream(request: Request) -> bool:
 
 
 async def _events(answer: Answer, problem_for) -> AsyncIterator[bytes]:
+    """`answer.started` as its own chunk, then the rest in one: the answer is whole before the
+    stream opens, so its events need not wait on one another."""
     n = 0
     try:
-        for name, data in stream_events(answer):
+        events = stream_events(answer)
+        name, data = events[0]
+        n = 1
+        yield sse.event(_encoder.encode(data), name=name, event_id=1)
+        rest = []
+        for name, data in events[1:]:
             n += 1
-            yield sse.event(_encoder.encode(data), name=name, event_id=n)
+            rest.append(sse.event(_encoder.encode(data), name=name, event_id=n))
+        yield b"".join(rest)
     except Exception as exc:  # after the start: the stream ends with a problem object
         log.error("answer stream failed", error=type(exc).__name__)
         yield sse.event(_encoder.encode(problem_for()), name="error", event_id=n + 1)
