@@ -78,6 +78,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # how long a dropped Wire session stays resumable and missed deltas are kept for replay (spec
     # 6.1: 120); shorter only to try resumes without waiting minutes
     wire_resume_seconds: Annotated[int, msgspec.Meta(ge=1)] = 120
+    # each Wire connection's send queue (deltas waiting for the client): past half of either bound
+    # the client is warned (`slow_consumer`), past either the socket closes with 4108 (a stream
+    # drops what is pending and starts over from a snapshot)
+    wire_send_queue_messages: Annotated[int, msgspec.Meta(ge=2)] = 5_000
+    wire_send_queue_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 8 * 1024 * 1024
     # the API's address as clients see it (e.g. https://api.example.com), for the URLs the API
     # hands out (wire tickets); unset: the address the request came to
     public_url: str | None = None
@@ -150,6 +155,8 @@ ENV_VARS: dict[str, str] = {
     "SVC_WIRE_PING_SECONDS": "wire_ping_seconds",
     "SVC_WIRE_MAX_SECONDS": "wire_max_seconds",
     "SVC_WIRE_RESUME_SECONDS": "wire_resume_seconds",
+    "SVC_WIRE_SEND_QUEUE_MESSAGES": "wire_send_queue_messages",
+    "SVC_WIRE_SEND_QUEUE_BYTES": "wire_send_queue_bytes",
 }
 
 # what `svc up` records for the other commands to find the running parts

@@ -26,7 +26,10 @@ from wire.log_replay import LogReplay
 from wire.recent import RecentDeltas
 
 log = logging.getLogger("wire.fanout")
-QUEUE_MAX = 2_000  # deltas a stream may have pending before it is a slow consumer
+QUEUE_MAX = 5_000  # a connection's send queue: deltas (SVC_WIRE_SEND_QUEUE_MESSAGES) ...
+QUEUE_BYTES = 8 * 1024 * 1024  # ... and their bytes (SVC_WIRE_SEND_QUEUE_BYTES)
+BATCH_RECORDS = 500  # deltas read at once ...
+HAND_OVER = 50  # ... and handed to the connections this many at a time: senders that keep up drain between
 RECONNECT_SECONDS = 1.0
 LOG_SCAN_SECONDS = 15.0  # a resume waits at most this long for the log (then a snapshot)
 STOPPING = "stopping"  # an Inbox's restart reason when the process stops: close, never start over
@@ -71,23 +74,57 @@ def delta_of(value: bytes) -> Delta | None:
 
 
 class Inbox:
-    """Where one connection's deltas wait, `(topic, delta)` in arrival order; shared by all its
-    topics. Full means the reader is too slow: everything pending is dropped and the connection
-    told why (`restart`), to start over from snapshots; a reason in FINAL (the process is
-    stopping, the key was revoked or lost `wire:connect`) closes the connection."""
+    """One connection's send queue: its deltas waiting to be sent, `(topic, delta)` in arrival
+    order, shared by all its topics, bounded by messages and bytes.
 
-    def __init__(self, size: int = QUEUE_MAX) -> None:
-        self.queue: asyncio.Queue = asyncio.Queue(size)
+    Past half of either bound the reader is slow: a warning is due (`take_warning`, once until the
+    queue empties again). Past either bound it is too slow: everything pending is dropped and the
+    connection told why (`restart` = `slow_consumer`: a socket closes 4108, a stream starts over
+    from a snapshot). A reader that keeps up never gets near either: the fan-out hands deltas over
+    in batches and yields between them. Other reasons to start over: the fan-out reconnected,
+    the key's scopes changed; a reason in FINAL (the process is stopping, the key was revoked or
+    lost `wire:connect`) closes the connection. `alarm` is set with every reason, so a connection
+    whose sender is stuck writing to a reader that does not read is closed all the same."""
+
+    def __init__(self, max_messages: int = QUEUE_MAX, max_bytes: int = QUEUE_BYTES) -> None:
+        self.queue: asyncio.Queue = asyncio.Queue()  # bounded here, by messages and bytes
+        self.max_messages = max_messages
+        self.max_bytes = max_bytes
+        self.pending_bytes = 0
         self.restart: str | None = None  # "slow_consumer", "reconnected", RESCOPED or one of FINAL
         self.scopes: frozenset[str] | None = None  # with RESCOPED: the key's scopes now
+        self.alarm = asyncio.Event()  # a restart reason was set
+        self._warning_due = False
+        self._warned = False  # this slow spell's warning was given
 
     def put(self, topic: str, delta: Delta) -> None:
         if self.restart is not None:
             return  # starting over anyway
-        try:
-            self.queue.put_nowait((topic, delta))
-        except asyncio.QueueFull:
+        messages, size = self.queue.qsize() + 1, self.pending_bytes + len(delta.payload)
+        if messages > self.max_messages or size > self.max_bytes:
             self.start_over("slow_consumer")
+            return
+        self.queue.put_nowait((topic, delta))
+        self.pending_bytes = size
+        if not self._warned and (2 * messages > self.max_messages or 2 * size > self.max_bytes):
+            self._warned = self._warning_due = True
+
+    async def get(self):
+        """The next `(topic, delta)`, or None when woken to start over (see `take_restart`)."""
+        item = await self.queue.get()
+        self.taken(item)
+        return item
+
+    def taken(self, item) -> None:
+        if item is not None:
+            self.pending_bytes -= len(item[1].payload)
+        if self.queue.empty():
+            self._warned = False  # caught up: a later slow spell is warned again
+
+    def take_warning(self) -> bool:
+        """Whether the reader is to be warned now (`slow_consumer`), once per slow spell."""
+        due, self._warning_due = self._warning_due, False
+        return due
 
     def start_over(self, why: str) -> None:
         if self.restart in FINAL:
@@ -95,10 +132,15 @@ class Inbox:
         self.restart = why
         while not self.queue.empty():
             self.queue.get_nowait()
+        self.pending_bytes = 0
+        self._warning_due = self._warned = False
         self.queue.put_nowait(None)  # wakes the reader
+        self.alarm.set()
 
     def take_restart(self) -> str | None:
         why, self.restart = self.restart, None
+        if why not in FINAL:
+            self.alarm.clear()
         return why
 
 
@@ -148,12 +190,17 @@ class DeltaFanout:
         while True:
             try:
                 while True:
-                    batches = await consumer.getmany(timeout_ms=200, max_records=5_000)
+                    batches = await consumer.getmany(timeout_ms=200, max_records=BATCH_RECORDS)
                     now = self._clock()
+                    handed = 0
                     for tp, records in batches.items():
                         dataset = self._datasets[tp.topic]
                         for record in records:
                             self._deliver(dataset, record.key, record.value, now)
+                            handed += 1
+                            if handed % HAND_OVER == 0:
+                                await asyncio.sleep(0)  # the senders drain what they were handed
+                    await asyncio.sleep(0)
             except asyncio.CancelledError:
                 await consumer.stop()
                 raise
@@ -186,8 +233,12 @@ class DeltaFanout:
         for sub in self._subscriptions.get((dataset, topic), ()):
             sub.offer(delta)
 
+    def new_inbox(self) -> Inbox:
+        """A connection's send queue, bounded as configured."""
+        return Inbox(self._settings.wire_send_queue_messages, self._settings.wire_send_queue_bytes)
+
     def subscribe(self, dataset: str, topic: str, inbox: Inbox | None = None) -> Subscription:
-        sub = Subscription(dataset, topic, inbox or Inbox())
+        sub = Subscription(dataset, topic, inbox or self.new_inbox())
         self._subscriptions.setdefault((dataset, topic), set()).add(sub)
         return sub
 

@@ -35,7 +35,7 @@ from api.wire_serving import (
     still_open, topic_refusal, utc_now, wire_origins,
 )
 from wire import messages as m
-from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Inbox, Subscription
+from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.sessions import Session, SessionStore
@@ -49,8 +49,32 @@ _CLOSE_FOR = {"unauthenticated": m.CLOSE_UNAUTHENTICATED, "insufficient_scope": 
 
 
 class _Closed(Exception):
-    def __init__(self, code: int, reason: str = "") -> None:
+    def __init__(self, code: int, reason: str = "", last: bytes | None = None) -> None:
         self.code, self.reason = code, reason
+        self.last = last  # a message to try to send before the close frame
+
+
+SLOW_WARNING = m.encode(m.WarningMessage(code="slow_consumer", detail="Deltas arrive faster than this connection "
+                                                                       "reads them; past its send queue it closes."))
+SLOW_CLOSING = m.encode(m.WarningMessage(code="slow_consumer", detail="This connection's send queue overflowed: "
+                                                                       "closing (4108); resume with the session."))
+ALARM_GRACE_SECONDS = 1.0  # the sender handles a close itself unless stuck writing this long
+CLOSE_FLUSH_SECONDS = 5.0  # the last message and the close frame wait at most this long for a reader
+
+
+def _closing(why: str | None) -> _Closed | None:
+    """How a connection closes for a reason its inbox was given; None when it goes on."""
+    if why == STOPPING:
+        return _Closed(m.CLOSE_RESTART, "server stopping; reconnect now and resume")
+    if why == REVOKED:
+        return _Closed(m.CLOSE_UNAUTHENTICATED, "key revoked", m.encode(m.ErrorMessage(
+            code="unauthenticated", detail="The key that opened this connection was revoked.")))
+    if why == FORBIDDEN:
+        return _Closed(m.CLOSE_FORBIDDEN, "key lacks wire:connect", m.encode(m.ErrorMessage(
+            code="insufficient_scope", detail=f"The key that opened this connection lost '{WIRE_SCOPE}'.")))
+    if why == "slow_consumer":
+        return _Closed(m.CLOSE_SLOW_CONSUMER, "slow consumer", SLOW_CLOSING)
+    return None
 
 
 class Connection:
@@ -65,7 +89,7 @@ class Connection:
         self.sessions = sessions
         self.counted = counted  # (registry, connection ID): refreshed with every ping
         self.grant = session.grant
-        self.inbox = Inbox()
+        self.inbox = fanout.new_inbox()  # its send queue
         self.subs: dict[str, Subscription] = {}
         self.current: dict[str, int] = {}  # topic -> last seq sent
         self.feeds = FeedBook()  # what each topic's expected latency and liveness were last said to be
@@ -252,7 +276,7 @@ class Connection:
         next_ping = time.monotonic() + interval
         drained = False
         get_request = asyncio.ensure_future(self.requests.get())
-        get_delta = asyncio.ensure_future(self.inbox.queue.get())
+        get_delta = asyncio.ensure_future(self.inbox.get())
         try:
             while True:
                 now = time.monotonic()
@@ -281,7 +305,7 @@ class Connection:
                     await self.handle(item)
                 if get_delta in done:
                     item = get_delta.result()
-                    get_delta = asyncio.ensure_future(self.inbox.queue.get())
+                    get_delta = asyncio.ensure_future(self.inbox.get())
                     await self.deliver(item)
                 for feed in await feed_rechecks(self.pool, self.grant.mode, self.feeds):
                     await self.send(m.encode(feed))
@@ -291,14 +315,8 @@ class Connection:
 
     async def deliver(self, item) -> None:
         why = self.inbox.take_restart()
-        if why == STOPPING:
-            raise _Closed(m.CLOSE_RESTART, "server stopping; reconnect now and resume")
-        if why == REVOKED:
-            await self.error("unauthenticated", "The key that opened this connection was revoked.")
-            raise _Closed(m.CLOSE_UNAUTHENTICATED, "key revoked")
-        if why == FORBIDDEN:
-            await self.error("insufficient_scope", f"The key that opened this connection lost '{WIRE_SCOPE}'.")
-            raise _Closed(m.CLOSE_FORBIDDEN, "key lacks wire:connect")
+        if (closed := _closing(why)) is not None:
+            raise closed
         if why == RESCOPED and self.inbox.scopes is not None:  # drop what the key may no longer read
             self.grant = self.session.grant = replace(self.grant, scopes=self.inbox.scopes)
             for topic in sorted(self.current):
@@ -307,10 +325,6 @@ class Connection:
                     self.session.topics.discard(topic)
                     await self.error("not_entitled", refused[1], topic=topic)
             await self.sessions.save(self.session)
-        if why == "slow_consumer":
-            await self.send(m.encode(m.WarningMessage(code="slow_consumer",
-                                                      detail="Deltas arrived faster than this connection read them.")))
-            raise _Closed(m.CLOSE_SLOW_CONSUMER, "slow consumer")
         if why is not None:  # the fan-out reconnected: deltas may be missing, start each topic over
             for topic in list(self.current):
                 await self.snapshot(topic)
@@ -321,6 +335,8 @@ class Connection:
         current = self.current.get(topic)
         if current is None:
             return  # not subscribed (any more)
+        if self.inbox.take_warning():  # ahead of what is waiting
+            await self.send(SLOW_WARNING)
         step = next_step(current, delta.seq)
         if step == "send":
             self.current[topic] = delta.seq
@@ -330,6 +346,26 @@ class Connection:
                 await self.send(m.encode(feed))
         elif step == "resnapshot":
             await self.snapshot(topic)
+
+    async def watch(self) -> None:
+        """What the send loop cannot do while it is stuck writing to a client that does not read
+        (the server's and the kernel's buffers, a few MB, are full): close the connection when its
+        inbox says so (send queue overflowed, key revoked, process stopping) or when two pings
+        went unanswered."""
+        interval = self.settings.wire_ping_seconds
+        while True:
+            try:
+                await asyncio.wait_for(self.inbox.alarm.wait(), interval)
+            except asyncio.TimeoutError:
+                if time.monotonic() - self.last_pong > 3 * interval + 1:  # the sender checks at 2
+                    raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered") from None
+                continue
+            await asyncio.sleep(ALARM_GRACE_SECONDS)
+            if (closed := _closing(self.inbox.restart)) is not None:  # the sender did not take it: stuck
+                raise closed
+            if not self.inbox.alarm.is_set():
+                continue
+            await asyncio.sleep(interval)  # a restart the stuck sender will take when it can
 
     def close(self) -> None:
         for topic in list(self.subs):
@@ -354,8 +390,8 @@ async def _first_message(socket: WebSocket, offered_ticket: str | None) -> m.Aut
 
 
 async def _close_quietly(socket: WebSocket, code: int, reason: str) -> None:
-    try:
-        await socket.close(code=code, reason=reason)
+    try:  # a client that does not read may never take the close frame: bounded
+        await asyncio.wait_for(socket.close(code=code, reason=reason), CLOSE_FLUSH_SECONDS)
     except Exception:  # already gone
         pass
 
@@ -437,17 +473,22 @@ async def wire_socket(socket: WebSocket) -> None:
         await conn.hello()
         if isinstance(first, m.Resume):
             await conn.resume_topics(first.last_seq)
-        reader = asyncio.create_task(conn.read_loop())
-        sender = asyncio.create_task(conn.send_loop())
+        tasks = [asyncio.create_task(conn.read_loop()), asyncio.create_task(conn.send_loop()),
+                 asyncio.create_task(conn.watch())]
         try:
-            done, _ = await asyncio.wait({reader, sender}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 task.result()  # raises what ended the connection
         finally:
-            for task in (reader, sender):
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(reader, sender, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
     except _Closed as closed:
+        if closed.last is not None:
+            try:
+                await asyncio.wait_for(socket.send_data(closed.last.decode(), mode="text"), CLOSE_FLUSH_SECONDS)
+            except Exception:  # gone, or not reading: the close code says it all
+                pass
         await _close_quietly(socket, closed.code, closed.reason)
     except WebSocketDisconnect:
         pass

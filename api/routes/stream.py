@@ -104,7 +104,7 @@ async def _events(
             if recheck_at is not None:
                 until = min(until, time.monotonic() + (recheck_at - utc_now()).total_seconds())
             try:
-                item = await asyncio.wait_for(sub.inbox.queue.get(), max(0.0, until - time.monotonic()))
+                item = await asyncio.wait_for(sub.inbox.get(), max(0.0, until - time.monotonic()))
             except asyncio.TimeoutError:
                 for feed in await feed_rechecks(pool, sub.dataset, feeds):
                     yield _feed_event(feed)
@@ -112,6 +112,10 @@ async def _events(
             why = sub.inbox.take_restart()
             delta = None if item is None else item[1]
             if delta is not None and why is None:
+                if sub.inbox.take_warning():  # ahead of what is waiting
+                    yield sse.event(encode({"code": "slow_consumer", "detail": "Deltas arrive faster than this "
+                                            "stream is read; past its send queue a fresh snapshot replaces them."}),
+                                    name="warning")
                 step = next_step(current, delta.seq)
                 if step == "skip":
                     continue

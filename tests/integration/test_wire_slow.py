@@ -1,0 +1,130 @@
+"""Slow consumers on the Wire socket, side by side on one topic (real broker, real granian): a
+reader that keeps up gets every delta and is never warned; a slow reader is warned
+(`slow_consumer`) and then closed 4108 once its send queue overflows; a stalled reader is
+closed 4108 too, although its sender is stuck writing to it.
+
+The deltas are written to `wire.deltas` by the test (each padded to 8 KiB with a member clients
+ignore), so that several MB pass in a few seconds; what serves them is the real fan-out. The
+send queue is bounded small here (200 deltas, 1 MiB). The server's and the kernel's buffers hold
+a few MB more for a reader that does not read (about 2.8 MB on Linux loopback), which the volume
+covers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from datetime import datetime, timezone
+
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+from infra.kafka import make_producer
+from schemas.datasets import WIRE_DELTAS, topic_name
+from tests.integration.test_wire_socket import mint, recv
+from tests.integration.wire_support import wire_stack
+from tests.support import projection_events as ev
+from tests.support.live_server import api_server
+
+GAMES = ev.schedule(1)
+GID = GAMES[0].game_id
+MID = ev.market_id(GID, "game", "h2h", "full", None)
+TOPIC = f"market:{MID}"
+DELTAS, PAD, PER_SECOND = 1200, 8192, 300
+QUEUE_MESSAGES, QUEUE_BYTES = 200, 1 << 20
+
+
+async def produce(settings, first_seq: int) -> None:
+    producer = make_producer(settings)
+    await producer.start()
+    try:
+        for start in range(0, DELTAS, PER_SECOND // 10):
+            for seq in range(first_seq + start, first_seq + min(start + PER_SECOND // 10, DELTAS)):
+                envelope = {"op": "delta", "type": "market.update", "topic": TOPIC, "seq": seq,
+                            "source_ts": datetime.now(timezone.utc).isoformat(), "emit_ts": datetime.now(
+                                timezone.utc).isoformat(), "source": "test", "data": {"padding": "x" * PAD}}
+                await producer.send(topic_name("live", WIRE_DELTAS, settings.topic_namespace),
+                                    json.dumps(envelope).encode(), key=TOPIC.encode())
+            await producer.flush()
+            await asyncio.sleep(0.1)
+    finally:
+        await producer.stop()
+
+
+async def subscribed(url: str, c, key: str, receive_buffer: int | None = None):
+    """A socket subscribed to TOPIC; `receive_buffer`: the client's kernel receive buffer, fixed
+    (else Linux grows it to many MB for a reader that reads, and the send queue never fills)."""
+    ticket = await mint(c, key)
+    sock = None
+    if receive_buffer is not None:
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        sock.connect((host, int(port)))
+        sock.setblocking(False)
+    ws = await ws_connect(url, subprotocols=["svc.v1", f"svc.ticket.{ticket['ticket']}"], max_queue=4, sock=sock)
+    assert (await recv(ws))["op"] == "hello"
+    await ws.send(json.dumps({"op": "subscribe", "topics": [TOPIC], "request_id": "s"}))
+    snapshot = await recv(ws)
+    assert (snapshot["op"], snapshot["topic"]) == ("snapshot", TOPIC)
+    assert (await recv(ws))["op"] == "ack"
+    return ws, snapshot["seq"]
+
+
+async def read(ws, pace: float, until: float, fast_after: asyncio.Event | None = None,
+               last: int | None = None) -> dict:
+    """Read (answering pings) one message per `pace` seconds (0: as fast as it comes; from when
+    `fast_after` is set, too) until the socket closes, delta `last` came or `until`; what was read
+    and how it ended."""
+    got = {"seqs": [], "warnings": [], "close": None}
+    try:
+        while time.monotonic() < until:
+            try:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), until - time.monotonic()))
+            except asyncio.TimeoutError:
+                break
+            if msg["op"] == "ping":
+                await ws.send(json.dumps({"op": "pong", "ts": msg["ts"]}))
+            elif msg["op"] == "delta":
+                got["seqs"].append(msg["seq"])
+                if msg["seq"] == last:
+                    break
+            elif msg["op"] == "warning":
+                got["warnings"].append(msg["code"])
+            if pace and not (fast_after and fast_after.is_set()):
+                await asyncio.sleep(pace)
+    except ConnectionClosed as closed:
+        got["close"] = closed.rcvd.code if closed.rcvd else None
+    return got
+
+
+async def test_stalled_slow_and_fast_readers_side_by_side(settings, topics, tmp_path):
+    events = [*GAMES, *ev.season_quotes(GAMES, ("dk", "fd"), 1, seed=11)]
+    async with wire_stack(settings, tmp_path, events) as (c, key, _):
+        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
+               "SVC_WIRE_SEND_QUEUE_MESSAGES": str(QUEUE_MESSAGES), "SVC_WIRE_SEND_QUEUE_BYTES": str(QUEUE_BYTES)}
+        with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "slow.log",
+                        **env) as base:
+            url = base.replace("http://", "ws://") + "/v1/wire"
+            fast, seq = await subscribed(url, c, key)
+            slow, _ = await subscribed(url, c, key, receive_buffer=64 * 1024)
+            stalled, _ = await subscribed(url, c, key, receive_buffer=64 * 1024)
+            produced = asyncio.Event()
+            until = time.monotonic() + 60
+            fast_read = asyncio.create_task(read(fast, 0, until, last=seq + DELTAS))
+            slow_read = asyncio.create_task(read(slow, 0.05, until, fast_after=produced))
+            await produce(settings, seq + 1)
+            produced.set()
+            fast_got = await fast_read
+            await asyncio.sleep(3)  # the stalled reader's close takes its course
+            slow_got = await slow_read
+            stalled_got = await read(stalled, 0, time.monotonic() + 30)  # it reads only now
+            await fast.close()
+
+    assert fast_got["seqs"] == list(range(seq + 1, seq + DELTAS + 1))  # every one, in order
+    assert fast_got["warnings"] == [] and fast_got["close"] is None
+    # warned before it is closed (once it reads what the server's buffers held)
+    assert slow_got["warnings"] and set(slow_got["warnings"]) == {"slow_consumer"} and slow_got["close"] == 4108
+    assert len(slow_got["seqs"]) < DELTAS
+    assert stalled_got["close"] == 4108 and len(stalled_got["seqs"]) < DELTAS
