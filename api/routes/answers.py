@@ -11,7 +11,8 @@ conversions, payouts and margin removal by the odds maths, consensus and no-vig 
 read models, games, players and library entries from theirs. Predictions, picks, advice,
 per-book or non-public data and anything off sports and betting maths get a polite refusal
 (`tier: refusal`, a `refusal` object, no figures). Law and tax questions without a state are 422
-`needs_jurisdiction` (`param: state`); league-aware questions 422 `needs_league`.
+`needs_jurisdiction` (`param: state`); league-aware questions are 403 `not_entitled` (`param:
+read:league`) for a key without `read:league`, else 422 `needs_league` (leagues are not served yet).
 
 The question is never logged or stored: not in logs, tables, log topics, metrics or error
 details. `Idempotency-Key`: a retry with the same key and body gets the first answer again
@@ -175,6 +176,9 @@ async def create_answer(
             async with read_models(request) as (conn, _):
                 await idempotency.forget(conn, subject, key)
         if isinstance(exc, engine.Refused):
+            if exc.code == "needs_league" and "read:league" not in _scopes(request):
+                raise ProblemError("not_entitled", "League-aware answers need the league owner's OAuth token with "
+                                   "`read:league`; this key does not hold it.", param="read:league") from None
             raise ProblemError(exc.code, exc.detail, param=exc.param) from None
         if isinstance(exc, (ProblemError, GeneratorExit, KeyboardInterrupt, SystemExit)):
             raise
@@ -182,6 +186,11 @@ async def create_answer(
         log.error("answer failed", error=type(exc).__name__, request_id=rid)
         raise ProblemError("internal_error", "The answer could not be made; it has been logged.") from None
     return _respond(request, answer, body, rid, {})
+
+
+def _scopes(request: Request) -> frozenset[str]:
+    access = access_of(request)
+    return access.caller.scopes if access is not None else frozenset()
 
 
 def _subject(request: Request) -> str:

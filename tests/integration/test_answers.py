@@ -379,3 +379,18 @@ async def test_any_question_gets_an_answer_or_a_problem_never_an_error(api, answ
             assert body["sentences"] and body["rg_line"] and body["summary"]
             assert all(f["citation_id"] in {c["citation_id"] for c in body["citations"]} for f in body["figures"])
             assert body["tier"] != "refusal" or not body["figures"]
+
+
+async def test_league_aware_questions_need_a_league(api, api_db, answer_keys):
+    r = await ask(api, answer_keys["live"], "who should i start in my fantasy league", end_user_id="user-1")
+    assert r.status_code == 403 and r.json()["code"] == "not_entitled" and r.json()["param"] == "read:league"
+    conn = await asyncpg.connect(api_db)
+    try:
+        pro, _ = await create_key(conn, KEY_SECRET.encode(), account="answers-pro", plan="pro",
+                                  scopes={"run:answers", "read:league"}, mode="live")
+    finally:
+        await conn.close()
+    r = await ask(api, pro, "who should i start in my fantasy league", end_user_id="user-1")
+    assert r.status_code == 422 and r.json()["code"] == "needs_league" and r.json()["param"] == "league_id"
+    plain = await ask(api, pro, "What is +150 in decimal odds?", end_user_id="user-1")
+    assert plain.status_code == 201  # end_user_id grants nothing and is needed for nothing else

@@ -81,7 +81,7 @@ def check(question: Question, status: int, body: dict[str, Any]) -> str | None:
     """None when the answer is right; else what is wrong."""
     spec = question.spec
     if "problem" in spec:
-        if status != 422 or body.get("code") != spec["problem"]:
+        if status not in (403, 422) or body.get("code") != spec["problem"]:
             return f"expected problem {spec['problem']}, got {status} {body.get('code') or body.get('category')}"
         return None
     if status != 201:
