@@ -53,8 +53,11 @@ EXIT_LOG_CHANGED = 3
 # a database out of reach, or tracking rows that stand still while the log is ahead, for this
 # long: give up and exit for the supervisor to restart us (the same limit `svc doctor` uses)
 GIVE_UP_AFTER = STALL_AFTER
-# the longest a stop may take before the process ends itself
-EXIT_DEADLINE = 12.0
+# the longest a stop may take before the process ends itself, and of that the longest faust's
+# own stop is waited for (it leaves its consumer group, which can take several seconds on a busy
+# machine; 6 s was seen to be too short)
+EXIT_DEADLINE = 25.0
+FAUST_STOP_WAIT = 15.0
 # The live path freezes what each batch leaves (gc.freeze), so the cyclic collector only ever
 # scans what was made since the last batch: a full collection of the projector's heap (state,
 # faust, clients) took up to 65 ms here, a pause every event in flight paid for. Every
@@ -306,9 +309,9 @@ class Projector:
             # not wait_for: on timeout it waits for the cancelled stop, which faust may never
             # finish (it waits for acknowledgements of events a dead batch will not give)
             stopping = asyncio.ensure_future(self.app.stop())
-            done, _ = await asyncio.wait({stopping}, timeout=EXIT_DEADLINE / 2)
+            done, _ = await asyncio.wait({stopping}, timeout=FAUST_STOP_WAIT)
             if not done:
-                log.warning("faust did not stop within %.0fs", EXIT_DEADLINE / 2)
+                log.warning("faust did not stop within %.0fs", FAUST_STOP_WAIT)
             elif stopping.exception() is not None:
                 log.warning("faust did not stop cleanly: %r", stopping.exception())
         for lane in self.lanes.values():

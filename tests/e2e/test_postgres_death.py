@@ -38,6 +38,13 @@ def test_doctor_reports_a_projector_that_is_behind_and_not_committing(tmp_path):
     stack = Stack(tmp_path / "svc")
     try:
         stack.wait_health()
+        # `svc up` loads the reference library and the strategy registry: let the projector
+        # take them in first
+        up_log = stack.data_dir.parent / f"{stack.data_dir.name}-up.log"
+        loaders = ("library-live", "library-test", "registry-live", "registry-test")
+        _wait(lambda: all(f'"child": "{c}", "event": "finished"' in up_log.read_text(errors="replace")
+                          for c in loaders), 120, "the content loads did not finish", stack)
+        assert stack.svc("lag", "--wait", "120").returncode == 0, stack.log_text()
         code, report = _doctor(stack)
         assert code == 0, report
         live = report["projector"]["datasets"]["live"]
