@@ -89,11 +89,19 @@ async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
         state = snapshots[TOPIC]["data"]
         await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + i) for i, (book, prices) in
                                     enumerate([("dk", [-300, 250]), ("fd", [-280, 230]), ("mgm", [-260, 210])])])
-        assert await caught_up(settings, 60)
-        last_seq, expected = await market_now(settings, MID)
-        seen = []
-        while not seen or seen[-1] < last_seq:
-            delta = await recv(ws)
+        # keep reading (and answering pings, 0.5 s apart here) while the projector catches up:
+        # a client that stops reading for two pings is closed 4100
+        catching_up = asyncio.create_task(caught_up(settings, 60))
+        seen, last_seq = [], None
+        while last_seq is None or not seen or seen[-1] < last_seq:
+            if last_seq is None and catching_up.done():
+                assert catching_up.result()
+                last_seq, expected = await market_now(settings, MID)
+                continue
+            try:
+                delta = await recv(ws, timeout=0.5)
+            except asyncio.TimeoutError:
+                continue
             assert delta["op"] == "delta" and delta["topic"] == TOPIC, delta
             seen.append(delta["seq"])
             state = apply_delta(state, delta["type"], delta["data"])
