@@ -29,6 +29,12 @@ class DatasetProgress:
     stalled: bool
 
 
+def records_behind(tracking: dict, ends: dict) -> int:
+    """Records on the log past the tracked offsets. `tracking`: (topic, partition) -> (last
+    offset, epoch) as read from the tracking rows; `ends`: (topic, partition) -> log end."""
+    return sum(max(end - (tracking.get(tp, (-1, None))[0] + 1), 0) for tp, end in ends.items())
+
+
 def is_stalled(behind: int, idle_s: float | None) -> bool:
     """Behind the log with nothing committed for STALL_AFTER seconds. A projector that never
     committed (a fresh one) is judged by lag alone elsewhere: there is no clock to read."""

@@ -41,7 +41,7 @@ from projections.lag import group_name
 from projections.log_ends import log_end_offsets
 from projections.outbox import OutboxRelay
 from projections.pg_state import read_tracking
-from projections.progress import STALL_AFTER
+from projections.progress import STALL_AFTER, is_stalled, records_behind
 from projections.projector import DatasetProjector
 from projections.rebuild import rebuild, stale_reason
 from projections.replay import catch_up
@@ -251,12 +251,15 @@ class Projector:
 
     def _stalled(self, dataset: str, tracking: dict, ends: dict, still: dict[str, tuple[dict, float]]) -> bool:
         """Behind the log with the tracking rows unchanged for GIVE_UP_AFTER seconds: give up."""
-        behind = any(tracking.get(tp, (-1, None))[0] + 1 < end for tp, end in ends.items())
-        seen = still.get(dataset)
-        if not behind or seen is None or seen[0] != tracking:
-            still[dataset] = (tracking, time.monotonic()) if behind else ({}, time.monotonic())
+        behind = records_behind(tracking, ends)
+        if not behind:
+            still.pop(dataset, None)
             return False
-        if time.monotonic() - seen[1] < GIVE_UP_AFTER:
+        seen = still.get(dataset)
+        if seen is None or seen[0] != tracking:
+            still[dataset] = (tracking, time.monotonic())
+            return False
+        if not is_stalled(behind, time.monotonic() - seen[1]):  # the rule `svc doctor` applies
             return False
         self._give_up(f"{dataset}: behind the log with nothing committed for {GIVE_UP_AFTER:.0f}s")
         return True
