@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,9 +30,7 @@ DIR = "log"
 _LAYOUT_KEY = b"layout"
 _TOPIC = b"t"
 _BATCH = b"b"
-_POS = struct.Struct(">IQ")
 _COUNT = struct.Struct(">I")
-_LAST = b"\xff" * _POS.size
 
 
 class LogCopyError(Exception):
@@ -55,6 +54,19 @@ def _options() -> Options:
     # anything else that does not read back
     opt.set_wal_recovery_mode(DBRecoveryMode.tolerate_corrupted_tail_records())
     return opt
+
+
+def _open_read_only(path: Path, attempts: int = 3) -> Rdict:
+    """A read-only view while the keeper may be writing: a write-ahead log file it retires
+    between our listing and our reading fails one attempt, not the next."""
+    for attempt in range(attempts):
+        try:
+            return Rdict(str(path), _options(), access_type=AccessType.read_only())
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2)
+    raise AssertionError("unreachable")
 
 
 def _damaged(path: Path, what: str) -> LogCopyError:
@@ -98,7 +110,7 @@ class LogCopy:
             )
         try:
             if read_only:
-                db = Rdict(str(path), _options(), access_type=AccessType.read_only())
+                db = _open_read_only(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 db = Rdict(str(path), _options())
