@@ -16,7 +16,7 @@ from projections.odds.checks import RUNNERS, read_input
 from projections.reducers.content import reduce_strategy
 from schemas import formula_cards as cards
 from schemas.content import EntryError
-from schemas.strategies import FAMILIES, family_order, load_strategy, strategy_id, version_hash
+from schemas.strategies import FAMILIES, MAX_CHAIN, chain_number, family_order, load_strategy, strategy_id, version_hash
 from schemas.strategy_programs import PROGRAMS
 
 NOW = datetime(2026, 11, 26, 12, tzinfo=timezone.utc)
@@ -37,7 +37,7 @@ def test_the_shipped_registry_is_valid_and_in_ledger_order():
                 read_input(spec.input(i.id), i.default, "decimal")
         if e.verdict in ("myth", "prohibited"):
             assert e.route in ("decline", "refuse")
-    assert len({r.entry.id for r in recipes}) == len(recipes)
+    assert sorted(chain_number(r.entry.id) for r in recipes) == list(range(1, MAX_CHAIN + 1))  # C1 to C46, none missing
 
 
 def test_every_program_runs_and_cites_cards_that_exist():
