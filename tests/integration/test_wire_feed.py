@@ -14,7 +14,7 @@ import httpx
 import msgspec
 from websockets.asyncio.client import connect as ws_connect
 
-from tests.integration.test_wire_socket import mint, recv
+from tests.integration.test_wire_socket import meanwhile, mint, recv
 from tests.integration.test_wire_stream import Events
 from tests.integration.wire_support import wire_stack
 from tests.support import projection_events as ev
@@ -73,7 +73,7 @@ async def _on_the_socket(settings, c: httpx.AsyncClient, key: str) -> None:
 
         # the game goes live (a change 8 s ago, live games refresh within 15 s): live now, stale
         # about 7 s later with nothing new
-        await ev.publish(settings, [ev.state(GID, "live", minute=ago(8))])
+        await meanwhile(ws, ev.publish(settings, [ev.state(GID, "live", minute=ago(8))]))
         feeds = await feeds_until(ws, {GAME_TOPIC: 2})
         assert [said(f) for f in feeds[GAME_TOPIC]] == [("live", 15, 15), ("stale", 15, 15)]
         assert feeds[GAME_TOPIC][0]["expected_latency"]["source"] == "sandbox"
@@ -82,8 +82,8 @@ async def _on_the_socket(settings, c: httpx.AsyncClient, key: str) -> None:
 
         # a new price 24 s ago: the market is live; then the game ends: the game is settled at
         # once (its delta says final), the market when its 30 s run out (the read model says so)
-        await ev.publish(settings, [ev.quote(GID, "dk", [-160, 140], minute=ago(24)),
-                                    ev.state(GID, "final", minute=ago(0), home=27, away=20)])
+        await meanwhile(ws, ev.publish(settings, [ev.quote(GID, "dk", [-160, 140], minute=ago(24)),
+                                                  ev.state(GID, "final", minute=ago(0), home=27, away=20)]))
         feeds = await feeds_until(ws, {GAME_TOPIC: 1, MARKET_TOPIC: 2})
         assert [said(f) for f in feeds[GAME_TOPIC]] == [("settled", None, None)]
         assert [said(f) for f in feeds[MARKET_TOPIC]] == [("live", 30, 30), ("settled", None, None)]

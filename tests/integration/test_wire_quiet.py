@@ -11,7 +11,7 @@ import json
 import httpx
 from websockets.asyncio.client import connect as ws_connect
 
-from tests.integration.test_wire_socket import mint, recv
+from tests.integration.test_wire_socket import meanwhile, mint, recv
 from tests.integration.test_wire_stream import Events
 from tests.integration.wire_support import wire_stack
 from tests.support import projection_events as ev
@@ -64,8 +64,8 @@ async def test_a_current_client_resumes_a_quiet_topic(settings, topics, tmp_path
                 feeds = [await recv(ws) for _ in range(2)]  # one per resumed topic, nothing else
                 assert sorted((f["op"], f["topic"]) for f in feeds) == [("feed", GAME_TOPIC), ("feed", TOPIC)]
                 # the topic's next change follows at seq + 1
-                await ev.publish(settings, [ev.quote(GID, "dk", [-150, 130], minute=500)])
-                assert await caught_up(settings, 60)
+                await meanwhile(ws, ev.publish(settings, [ev.quote(GID, "dk", [-150, 130], minute=500)]))
+                assert await meanwhile(ws, caught_up(settings, 60))
                 delta = await recv(ws)
                 assert (delta["op"], delta["topic"], delta["seq"]) == ("delta", TOPIC, seqs[TOPIC] + 1)
                 seqs[TOPIC] += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 
 import httpx
 import pytest
@@ -34,16 +35,50 @@ async def mint(c: httpx.AsyncClient, key: str, topics=None, transport="ws") -> d
     return r.json()
 
 
+# Messages read by `meanwhile` while the test was busy, in order, per socket: `recv` gives them first.
+_HELD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+async def _unpinged(ws) -> dict | None:
+    """The next message, or None for a ping (answered)."""
+    msg = json.loads(await ws.recv())
+    if msg.get("op") != "ping":
+        return msg
+    await ws.send(json.dumps({"op": "pong", "ts": msg["ts"]}))
+    return None
+
+
 async def recv(ws, timeout: float = 20) -> dict:
     """The next message that is not a ping (pings are answered), within `timeout` in all."""
+    if held := _HELD.get(ws):
+        return held.pop(0)
+
     async def next_message() -> dict:
-        while True:
-            msg = json.loads(await ws.recv())
-            if msg.get("op") != "ping":
-                return msg
-            await ws.send(json.dumps({"op": "pong", "ts": msg["ts"]}))
+        while (msg := await _unpinged(ws)) is None:
+            pass
+        return msg
 
     return await asyncio.wait_for(next_message(), timeout)
+
+
+async def meanwhile(ws, work):
+    """Await `work` (publishing, waiting for the projector) while still reading the socket: pings
+    are answered and other messages held for `recv`, in order. A client that leaves two pings
+    unanswered is closed 4100, and on a loaded machine `work` can take longer than that."""
+    task = asyncio.ensure_future(work)
+    held = _HELD.setdefault(ws, [])
+    try:
+        while not task.done():
+            reading = asyncio.ensure_future(_unpinged(ws))
+            await asyncio.wait({task, reading}, return_when=asyncio.FIRST_COMPLETED)
+            if not reading.done():
+                reading.cancel()  # websockets: a cancelled recv() loses no message
+                await asyncio.gather(reading, return_exceptions=True)
+            elif (msg := reading.result()) is not None:
+                held.append(msg)
+        return task.result()
+    finally:
+        task.cancel()
 
 
 async def closed_with(ws, timeout: float = 10) -> int:
@@ -87,8 +122,8 @@ async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
         assert ack == {"op": "ack", "request_id": "r1", "topics": sorted([TOPIC, GAME_TOPIC])}
 
         state = snapshots[TOPIC]["data"]
-        await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + i) for i, (book, prices) in
-                                    enumerate([("dk", [-300, 250]), ("fd", [-280, 230]), ("mgm", [-260, 210])])])
+        await meanwhile(ws, ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + i) for i, (book, prices) in
+                                                  enumerate([("dk", [-300, 250]), ("fd", [-280, 230]), ("mgm", [-260, 210])])]))
         # keep reading (and answering pings, 0.5 s apart here) while the projector catches up:
         # a client that stops reading for two pings is closed 4100
         catching_up = asyncio.create_task(caught_up(settings, 60))
