@@ -20,6 +20,7 @@ import structlog
 
 from api.changes import Changes
 from infra import channels
+from infra.db import DATABASE_DOWN
 
 log = structlog.get_logger("api.listen")
 
@@ -109,7 +110,7 @@ class Listener:
                 if not lost.is_set():
                     try:
                         await asyncio.wait_for(conn.execute("SELECT 1"), CONNECT_TIMEOUT_SECONDS)
-                    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    except DATABASE_DOWN:
                         return  # gone without saying so
         finally:
             self.connected = False

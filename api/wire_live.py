@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from api.access.service import DB_ERRORS
+from infra.db import DATABASE_DOWN
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, Inbox
 from wire.tickets import key_standing
 
@@ -105,7 +105,7 @@ class LiveConnections:
             async with asyncio.timeout(5), pool.acquire() as conn:
                 for key_id in keys:
                     standing[key_id] = await key_standing(conn, key_id)
-        except DB_ERRORS as exc:
+        except DATABASE_DOWN as exc:
             log.warning("wire key standing not read", error=repr(exc))
             return
         for inbox, (key_id, scopes) in list(self._inboxes.items()):

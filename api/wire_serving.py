@@ -14,11 +14,12 @@ import structlog
 
 from access.headers import retry_after
 from access.plans import PLANS, topic_scope
-from api.access.service import DB_ERRORS, AccessService
+from api.access.service import AccessService
 from access.window import RatePolicy, rate_state
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.queries import wire as wire_sql
+from infra.db import DATABASE_DOWN
 from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
 from schemas.datasets import pg_schema
 from schemas.wire import SnapshotEnvelope
@@ -89,7 +90,7 @@ async def count_in(app_state: Any, address: str, grant: TicketGrant) -> tuple[Op
     try:
         connection_id, refused = await connections.open(address, grant.account_id,
                                                         PLANS[grant.plan].wire_connections, process)
-    except DB_ERRORS:
+    except DATABASE_DOWN:
         raise _unavailable("Wire connections are") from None
     if refused is not None:
         raise ProblemError("rate_limited", f"Too many open connections: {refused}.", retryable=True,
@@ -158,7 +159,7 @@ async def peek_kind(pool: asyncpg.Pool | None, service: AccessService, ticket: s
     try:
         async with pool.acquire() as conn:
             return await ticket_kind(conn, service.secret, ticket)
-    except DB_ERRORS:
+    except DATABASE_DOWN:
         raise _unavailable("Wire tickets are") from None
 
 
@@ -168,7 +169,7 @@ async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str,
     try:
         async with pool.acquire() as conn:
             grant = await redeem_ticket(conn, service.secret, ticket, transport)
-    except DB_ERRORS:
+    except DATABASE_DOWN:
         raise _unavailable("Wire tickets are") from None
     if grant is None:
         raise ProblemError("unauthenticated", "The ticket is not valid: unknown, expired, already used, or minted "
@@ -200,7 +201,7 @@ async def read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> 
     """The topic's state and last seq, from one consistent read; None when it does not exist."""
     try:
         return await _read_snapshot(pool, dataset, topic)
-    except DB_ERRORS:
+    except DATABASE_DOWN:
         raise _unavailable("The read models are") from None
 
 
@@ -276,7 +277,7 @@ async def missed_deltas(fanout: DeltaFanout, pool: asyncpg.Pool | None, dataset:
                     for ident, seq in (await wire_sql.last_seqs(conn, schema, TABLES[kind], ids)).items():
                         if last_seqs[f"{kind}:{ident}"] == seq:
                             out[f"{kind}:{ident}"] = []  # current: nothing missed
-        except DB_ERRORS as exc:  # snapshots instead, which is always correct
+        except DATABASE_DOWN as exc:  # snapshots instead, which is always correct
             log.warning("wire resume could not read current seqs", error=repr(exc))
     return out
 
@@ -295,7 +296,7 @@ async def feed_rechecks(pool: asyncpg.Pool | None, dataset: str, book: FeedBook)
         return []
     try:
         read = await read_freshness(pool, dataset, due)
-    except DB_ERRORS as exc:  # time alone decides until the next recheck
+    except DATABASE_DOWN as exc:  # time alone decides until the next recheck
         log.warning("wire freshness recheck failed", error=repr(exc))
         read = {}
     return book.recheck(read, due, utc_now())

@@ -1,4 +1,5 @@
-"""asyncpg connections: JSON columns decoded with msgspec, and a start-up wait."""
+"""asyncpg connections: JSON columns decoded with msgspec, a start-up wait, and the one rule
+for "the database is down"."""
 
 from __future__ import annotations
 
@@ -9,6 +10,23 @@ import asyncpg
 import msgspec
 
 _json_encoder = msgspec.json.Encoder(decimal_format="string")
+
+# What a database that cannot be used right now raises (the one rule: catch it by this tuple): nothing a caller did wrong, so the
+# API answers 503 `service_unavailable` (retryable), the Wire backs off, the projector's
+# watchdog counts the outage and the CLI says the stack is not running. Anything else a query
+# raises is a bug or a refusal, and is left to surface as one.
+DATABASE_DOWN: tuple[type[BaseException], ...] = (
+    OSError,  # refused, reset, no route to the host
+    TimeoutError,  # no answer within the caller's bound (connect, acquire, query)
+    asyncpg.InterfaceError,  # the connection or pool closed under us
+    asyncpg.PostgresConnectionError,  # SQLSTATE class 08: the connection failed or was lost
+    asyncpg.OperatorInterventionError,  # class 57: starting up, shutting down, crashed, cancelled
+    asyncpg.InsufficientResourcesError,  # class 53: too many connections, out of disk or memory
+    asyncpg.InvalidAuthorizationSpecificationError,  # class 28: not let in (yet)
+    asyncpg.InvalidCatalogNameError,  # 3D000: the database is not there (yet)
+    asyncpg.InvalidSchemaNameError,  # 3F000: a dataset's schema is not migrated yet
+    asyncpg.UndefinedTableError,  # 42P01: a read model is not migrated yet
+)
 
 
 def _encode(value) -> str:
@@ -50,7 +68,7 @@ async def wait_for_database(url: str, timeout: float = 60.0) -> None:
             await conn.execute("SELECT 1")
             await conn.close()
             return
-        except (OSError, asyncpg.PostgresError, asyncio.TimeoutError) as exc:
+        except DATABASE_DOWN as exc:
             last = exc
             await asyncio.sleep(0.1)
     raise TimeoutError(f"database did not answer within {timeout}s: {last}")

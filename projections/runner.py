@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from infra.db import connect, wait_for_database
+from infra.db import DATABASE_DOWN, connect, wait_for_database
 from infra.kafka import make_producer
 from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import migrate
@@ -208,7 +208,7 @@ class Projector:
                     try:
                         conn = await connect(self.settings.require_database(), timeout=WATCH_EVERY)
                         unreachable_since = None
-                    except Exception as exc:
+                    except DATABASE_DOWN as exc:
                         conn = None
                         unreachable_since = unreachable_since or time.monotonic()
                         waited = time.monotonic() - unreachable_since

@@ -39,6 +39,7 @@ from access.plans import KEY_ONLY_SCOPES, PLANS
 from access.store import KeyRecord, verify_key
 from access.window import RatePolicy, RateState, rate_state
 from api.problems import ProblemError
+from infra.db import DATABASE_DOWN
 from infra.settings import Settings
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ KEY_CACHE_SIZE = 10_000
 KEY_CACHE_SECONDS = 300.0  # re-read a key from the database at least this often anyway
 LEASE_SWEEP_SECONDS = 10.0  # how often idle leases are looked for (and returned)
 LeaseKey = tuple[str, str, str]  # subject, mode, period label
-# a database that fails this way is `service_unavailable`, never a 500
-DB_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
 
 
 def _unavailable(what: str) -> ProblemError:
@@ -144,7 +143,7 @@ class AccessService:
         try:
             async with asyncio.timeout(DB_TIMEOUT), self._pool.acquire() as conn:
                 return await verify_key(conn, self.secret, token)
-        except DB_ERRORS:
+        except DATABASE_DOWN:
             raise _unavailable("API keys") from None
 
     def _forget(self, caller: Caller) -> ProblemError:
@@ -233,7 +232,7 @@ class AccessService:
                 charged, used = await self._spend(lease_key, price, allowance)
         except KeyRevoked:
             raise self._forget(caller) from None
-        except DB_ERRORS:
+        except DATABASE_DOWN:
             raise _unavailable("Credits") from None
         credits = credit_state(allowance, used, price if charged else 0, period, wall)
         if price > 0 and not charged:

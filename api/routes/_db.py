@@ -1,11 +1,10 @@
 """A pooled connection to the read models for one request, and the schema of its dataset.
 
-A database that is down, or read models not yet migrated, is 503 `service_unavailable`
-(retryable), never a 500."""
+A database that is down, or read models not yet migrated (`infra.db.DATABASE_DOWN`), is 503
+`service_unavailable` (retryable), never a 500."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,6 +14,7 @@ from litestar import Request
 
 from api.conventions import schema_of
 from api.problems import ProblemError
+from infra.db import DATABASE_DOWN
 
 log = structlog.get_logger("api.db")
 ACQUIRE_TIMEOUT_S = 5.0
@@ -32,7 +32,6 @@ async def read_models(request: Request) -> AsyncIterator[tuple[asyncpg.Connectio
     try:
         async with pool.acquire(timeout=ACQUIRE_TIMEOUT_S) as conn:
             yield conn, schema_of(request)
-    except (OSError, asyncio.TimeoutError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError,
-            asyncpg.CannotConnectNowError, asyncpg.UndefinedTableError) as exc:
+    except DATABASE_DOWN as exc:
         log.warning("read models unavailable", error=repr(exc), path=request.url.path)
         raise _unavailable() from exc

@@ -29,8 +29,9 @@ from api.access.middleware import service_for
 from access.plans import PLANS
 from api.conventions import RG_LINE
 from api.problems import ProblemError
+from infra.db import DATABASE_DOWN
 from api.wire_serving import (
-    DB_ERRORS, DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of,
+    DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of,
     feed_rechecks, live_connections, missed_deltas, peek_kind, process_number, read_freshness, read_snapshot, redeem,
     still_open, topic_refusal, utc_now, wire_origins,
 )
@@ -492,7 +493,7 @@ async def wire_socket(socket: WebSocket) -> None:
         await _close_quietly(socket, closed.code, closed.reason)
     except WebSocketDisconnect:
         pass
-    except (ProblemError, *DB_ERRORS) as exc:  # read models or tickets unreachable: back off and retry
+    except (ProblemError, *DATABASE_DOWN) as exc:  # read models or tickets unreachable: back off and retry
         log.warning("socket closed: service unavailable", error=repr(exc))
         await _close_quietly(socket, m.CLOSE_UNAVAILABLE, "service unavailable")
     except Exception:  # never leave a socket hanging on a bug; the log says what happened

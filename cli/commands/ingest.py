@@ -45,7 +45,7 @@ EXIT_DEAD_LETTERS = 3
 
 
 def stack_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean the broker or the database cannot be reached (or is not configured)."""
+    """Errors that mean the broker or the database failed a run (or is not configured)."""
     from aiokafka.errors import KafkaError
     from asyncpg import PostgresError
 
@@ -57,13 +57,14 @@ def run_on_stack(coro):
     an error exit (1), never a summary with exit 0."""
     from aiokafka.errors import KafkaConnectionError
 
+    from infra.db import DATABASE_DOWN
     from infra.log_epoch import EpochChanged
 
     try:
         return asyncio.run(coro)
     except EpochChanged as exc:
         fail(str(exc))
-    except (OSError, RuntimeError, KafkaConnectionError) as exc:
+    except (*DATABASE_DOWN, RuntimeError, KafkaConnectionError) as exc:
         fail(f"{type(exc).__name__}: {exc} (is the stack running? `svc up`, or set KAFKA_BOOTSTRAP and DATABASE_URL)")
     except stack_errors() as exc:
         fail(f"{type(exc).__name__}: {exc} (the run did not complete; running it again resumes it: "
