@@ -239,7 +239,7 @@ async def stream_topic(
         str | None, HeaderParameter(name="Last-Event-ID", max_length=32, description="The last seq seen, to resume.")
     ] = None,
     last_event_id_query: Annotated[
-        str | None, QueryParameter(query="last_event_id", pattern=_LAST_EVENT_ID_PATTERN,
+        str | None, QueryParameter(name="last_event_id", pattern=_LAST_EVENT_ID_PATTERN,
                                    description="The last seq seen, for clients that cannot set headers; "
                                                "`Last-Event-ID` wins when both are sent.")
     ] = None,
