@@ -8,7 +8,6 @@ from contextlib import asynccontextmanager
 
 import structlog
 from litestar import Litestar
-from litestar.config.response_cache import ResponseCacheConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Server
@@ -120,7 +119,6 @@ def create_litestar(settings: Settings, freeze_gc: bool = False) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         lifespan=[_lifespan(app_state)],
-        response_cache_config=ResponseCacheConfig(),
         logging_config=None,
         debug=False,
     )

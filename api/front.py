@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -58,11 +59,11 @@ COMPRESSION = CompressionConfig(
     backend="gzip", minimum_size=COMPRESS_MIN_BYTES, gzip_compress_level=COMPRESS_LEVEL,
     exclude=["^/v1/stream/"],  # server-sent events go out as they happen, never held in a compressor
 )
-_UNSEEN = object()
 
 log = structlog.get_logger("api.access")
 
 
+@lru_cache(maxsize=_QUERY_CACHE_SIZE)  # clients repeat their query strings; the parse is the cost
 def _query_credential(query: bytes, ticket_allowed: bool) -> str | None:
     for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
         norm = name.lower().replace("-", "_")
@@ -132,20 +133,7 @@ class FrontDoor:
         self._served = CompressionMiddleware(app, COMPRESSION)
         self.docs_url = docs_url
         self._request_id = RandomIds("request")
-        self._queries: dict[tuple[bytes, bool], str | None] = {}  # query string -> credential parameter
         self._log: Any = None  # the configured logger, bound at the first request
-
-    def _credential_in_url(self, path: str, query: bytes) -> str | None:
-        if query:
-            key = (query, bool(_TICKET_PATH.match(path)))
-            name = self._queries.get(key, _UNSEEN)
-            if name is _UNSEEN:
-                if len(self._queries) >= _QUERY_CACHE_SIZE:
-                    self._queries.clear()
-                name = self._queries[key] = _query_credential(*key)
-            if name is not None:
-                return name  # type: ignore[return-value]
-        return "path" if _SECRET_VALUE.search(path) else None
 
     async def __call__(self, scope, receive, send) -> None:
         kind = scope["type"]
@@ -226,7 +214,7 @@ class FrontDoor:
     def _refusal(
         self, path: str, query: bytes, version: str | None, client_request_id: str | None,
     ) -> tuple[str, str, str] | None:
-        param = self._credential_in_url(path, query)
+        param = credential_in_url(path, query)
         if param is not None:
             return (
                 "credential_in_url",

@@ -1,17 +1,82 @@
-"""Whole responses kept for reuse, each served with its own request ID. Pure.
+"""What the API keeps between requests, and by what it knows a kept thing is still current. Pure.
 
-Every resource carries `request_id` (spec 2.1), so no two bodies are equal; everything else is.
-A kept body is stored as the bytes between the occurrences of the request ID it was first
-served with (100 random bits: it occurs nowhere else) and served again by joining those bytes
-around the new request's ID. Request IDs have one length and JSON writes them as they are, so
-the result is exactly the body the route would have encoded with that ID, and its
-`content-length` is unchanged.
+One store, three keys, from cheapest to dearest to check:
+
+- Whole responses (`Kept` in a `Store`, api/read_cache.py), keyed by the per-table change
+  counters Postgres notifications bump (api/changes.py, api/listen.py): serving one costs no
+  query at all. Only while the listener is connected.
+- Resources (a game list item, a market detail: `Versioned`), keyed by the versions (`xmin`) of
+  the rows they were built from, read with one small query on every call: the route builds only
+  what it has not built from exactly those rows. This is what the routes fall back to while the
+  listener is not connected, and what rebuilds a kept response after a change cheaply.
+- Values derived from a whole table (the answers' name index, library and strategy names:
+  `Rechecked`), keyed by the table's version (row count and newest `xmin`,
+  api/queries/versions.py), read at most once per `recheck_seconds`.
+
+Every store is bounded and cleared when full: keys of changed data are never asked for again,
+so clearing is how they go, and nothing is spent on recency bookkeeping on the hot path.
+(API keys are kept by api/access/service.py under rules of their own: revocation, not versions.)
+
+A kept response body is stored as the bytes between the occurrences of the request ID it was
+first served with (every resource carries `request_id`, so no two bodies are equal; everything
+else is; 100 random bits occur nowhere else) and served again by joining those bytes around the
+new request's ID. Request IDs have one length and JSON writes them as they are, so the result
+is exactly the body the route would have encoded with that ID, and its `content-length` is
+unchanged.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+import msgspec
+
+V = TypeVar("V")
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+class Store(Generic[V]):
+    """Bounded by entries and, when `size` is given, by the sum of the sizes; cleared when full.
+    A value larger than a sixteenth of `max_bytes` is not kept (it must not push everything
+    else out)."""
+
+    def __init__(self, max_items: int = 4096, max_bytes: int | None = None,
+                 size: Callable[[V], int] | None = None) -> None:
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._size = size
+        self._items: dict[Hashable, V] = {}
+        self._bytes = 0
+
+    def get(self, key: Hashable) -> V | None:
+        return self._items.get(key)
+
+    def put(self, key: Hashable, value: V) -> V:
+        size = 0
+        if self._size is not None and self.max_bytes is not None:
+            size = self._size(value)
+            if size > self.max_bytes // 16:
+                return value
+        if len(self._items) >= self.max_items or (
+                self.max_bytes is not None and self._bytes + size > self.max_bytes):
+            self._items.clear()
+            self._bytes = 0
+        old = self._items.get(key)
+        if old is not None and self._size is not None:
+            self._bytes -= self._size(old)
+        self._items[key] = value
+        self._bytes += size
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
 
 class Kept:
+    """One kept response: status, headers and the body around its first request ID."""
+
     __slots__ = ("status", "headers", "chunks", "size")
 
     def __init__(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes, request_id: str) -> None:
@@ -26,30 +91,42 @@ class Kept:
         return request_id.encode().join(self.chunks)
 
 
-class KeptStore:
-    """Bounded by entries and bytes; cleared when full (keys of changed data are never asked
-    for again, so clearing is how they go)."""
+def _kept_size(kept: Kept) -> int:
+    return kept.size
+
+
+class KeptStore(Store[Kept]):
+    """Whole responses, bounded by entries and bytes."""
 
     def __init__(self, max_items: int = 4096, max_bytes: int = 64 * 1024 * 1024) -> None:
-        self.max_items = max_items
-        self.max_bytes = max_bytes
-        self._items: dict[tuple, Kept] = {}
-        self._bytes = 0
+        super().__init__(max_items, max_bytes, _kept_size)
 
-    def get(self, key: tuple) -> Kept | None:
-        return self._items.get(key)
 
-    def put(self, key: tuple, kept: Kept) -> None:
-        if kept.size > self.max_bytes // 16:
-            return  # one huge body must not push everything else out
-        if len(self._items) >= self.max_items or self._bytes + kept.size > self.max_bytes:
-            self._items.clear()
-            self._bytes = 0
-        old = self._items.get(key)
-        if old is not None:
-            self._bytes -= old.size
-        self._items[key] = kept
-        self._bytes += kept.size
+class Versioned(Store[S]):
+    """Resources by the versions of the rows they were built from: the same versions, the same
+    resource. Items are shared between requests and never changed: each request gets a copy
+    with its own request ID."""
 
-    def __len__(self) -> int:
-        return len(self._items)
+    @staticmethod
+    def for_request(item: S, request_id: str | None) -> S:
+        return msgspec.structs.replace(item, request_id=request_id)
+
+
+class Rechecked(Generic[V]):
+    """A value per key (a dataset schema) built again only when its version changed; the
+    version is read at most once per `recheck_seconds`, so a burst of calls costs one read."""
+
+    def __init__(self, recheck_seconds: float) -> None:
+        self.recheck_seconds = recheck_seconds
+        self._held: dict[Hashable, tuple[Hashable, float, V]] = {}
+
+    async def get(self, key: Hashable, version: Callable[[], Awaitable[Hashable]],
+                  build: Callable[[], Awaitable[V]]) -> V:
+        now = time.monotonic()
+        held = self._held.get(key)
+        if held is not None and now - held[1] < self.recheck_seconds:
+            return held[2]
+        current = await version()
+        value = held[2] if held is not None and held[0] == current else await build()
+        self._held[key] = (current, now, value)
+        return value

@@ -4,7 +4,6 @@ an error or sent to the database (only short phrases read out of it are looked u
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,6 +16,8 @@ from api.answers.decide import Named, decide, pick_entities
 from api.answers.facts import Facts
 from api.answers.record import Answer
 from api.registry import read_registry
+from api.kept import Rechecked
+from api.queries.versions import table_version
 from projections.search_terms import normalise
 
 # a library entry answers a question when its title or an alias is in the question, or its
@@ -168,7 +169,7 @@ async def _covered_words(conn: asyncpg.Connection, schema: str, question: str) -
     """Words of the question inside a library entry's or strategy's name of two words or more."""
     words = f" {normalise(question)} "
     library = await names.library_for(conn, schema)
-    _, (_, strategies) = await _registry(conn, schema)
+    _, strategies = await _registry(conn, schema)
     covered: set[str] = set()
     for name_list in [*library.names, *(n for _, _, n in strategies)]:
         for name in name_list:
@@ -177,29 +178,25 @@ async def _covered_words(conn: asyncpg.Connection, schema: str, question: str) -
     return covered
 
 
-# the registry with each strategy's names, per dataset schema and registry version
-_REGISTRIES: dict[str, tuple[tuple, float, tuple]] = {}
+# the registry with each strategy's names, per dataset schema, reloaded when `strategies` changed
+_REGISTRIES: Rechecked[tuple] = Rechecked(names.RECHECK_SECONDS)
 
 
 async def _registry(conn: asyncpg.Connection, schema: str) -> tuple:
     """The registry and each strategy's names, reloaded when `strategies` changed (checked once a second)."""
-    now = time.monotonic()
-    cached = _REGISTRIES.get(schema)
-    if cached is not None and now - cached[1] < names.RECHECK_SECONDS:
-        return cached[0], cached[2]
-    version = tuple(await conn.fetchrow(
-        f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {schema}.strategies"))
-    if cached is None or cached[0] != version:
-        registry = await read_registry(conn, schema)
-        cached = (version, now, (registry, [(row, e, compute.strategy_names(e)) for row, e in registry.strategies]))
-    _REGISTRIES[schema] = (cached[0], now, cached[2])
-    return cached[0], cached[2]
+    return await _REGISTRIES.get(schema, lambda: table_version(conn, schema, "strategies"),
+                                 lambda: _read_registry(conn, schema))
+
+
+async def _read_registry(conn: asyncpg.Connection, schema: str) -> tuple:
+    registry = await read_registry(conn, schema)
+    return registry, [(row, e, compute.strategy_names(e)) for row, e in registry.strategies]
 
 
 async def _strategy(conn: asyncpg.Connection, schema: str, question: str, r: u.Reading):
     """The registry strategy the question names (name, alias or slug in its words; the longest
     name wins), with the alternative it points to; None when it names none."""
-    _, (registry, named) = await _registry(conn, schema)
+    registry, named = await _registry(conn, schema)
     words = f" {normalise(question)} "
     best, best_len = None, 0
     for row, e, names in named:

@@ -11,12 +11,13 @@ three letters or fewer must match exactly (KC, SF).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import asyncpg
 
+from api.kept import Rechecked
+from api.queries.versions import table_version
 from projections.search_terms import normalise
 
 # the closeness a phrase needs to a stretch of a name (fuzz.ratio / 100)
@@ -114,30 +115,24 @@ class NameIndex:
         return out
 
 
-_INDEXES: dict[str, tuple[tuple, float, NameIndex]] = {}
+_INDEXES: Rechecked[NameIndex] = Rechecked(RECHECK_SECONDS)
 
 
 async def index_for(conn: asyncpg.Connection, schema: str) -> NameIndex:
     """The dataset's name index, rebuilt when `search_index` changed (checked once a second)."""
-    now = time.monotonic()
-    cached = _INDEXES.get(schema)
-    if cached is not None and now - cached[1] < RECHECK_SECONDS:
-        return cached[2]
-    version = tuple(await conn.fetchrow(
-        f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {schema}.search_index"))
-    if cached is not None and cached[0] == version:
-        _INDEXES[schema] = (version, now, cached[2])
-        return cached[2]
+    return await _INDEXES.get(schema, lambda: table_version(conn, schema, "search_index"),
+                              lambda: _read_index(conn, schema))
+
+
+async def _read_index(conn: asyncpg.Connection, schema: str) -> NameIndex:
     rows = await conn.fetch(
         f"SELECT si.id, si.kind, si.name, si.competition, si.terms, si.as_of, p.team_id, p.position "
         f"FROM {schema}.search_index si LEFT JOIN {schema}.players p ON si.kind = 'player' AND p.id = si.id "
         f"WHERE si.kind = ANY($1::text[])",
         list(KINDS),
     )
-    index = NameIndex([Entry(r["id"], r["kind"], r["name"], r["competition"], r["terms"], r["team_id"], r["position"],
-                             r["as_of"]) for r in rows])
-    _INDEXES[schema] = (version, now, index)
-    return index
+    return NameIndex([Entry(r["id"], r["kind"], r["name"], r["competition"], r["terms"], r["team_id"], r["position"],
+                            r["as_of"]) for r in rows])
 
 
 # ---- library entries named in a question ------------------------------------------------------
@@ -182,24 +177,18 @@ class LibraryNames:
         return [row for _, row in found]
 
 
-_LIBRARIES: dict[str, tuple[tuple, float, LibraryNames]] = {}
+_LIBRARIES: Rechecked[LibraryNames] = Rechecked(RECHECK_SECONDS)
 
 
 async def library_for(conn: asyncpg.Connection, schema: str) -> LibraryNames:
     """The dataset's published library entries, reloaded when `reference_entries` changed."""
+    return await _LIBRARIES.get(schema, lambda: table_version(conn, schema, "reference_entries"),
+                                lambda: _read_library(conn, schema))
+
+
+async def _read_library(conn: asyncpg.Connection, schema: str) -> LibraryNames:
     from api.queries.library import COLUMNS
 
-    now = time.monotonic()
-    cached = _LIBRARIES.get(schema)
-    if cached is not None and now - cached[1] < RECHECK_SECONDS:
-        return cached[2]
-    version = tuple(await conn.fetchrow(
-        f"SELECT count(*), coalesce(max(xmin::text::bigint), 0) FROM {schema}.reference_entries"))
-    if cached is not None and cached[0] == version:
-        _LIBRARIES[schema] = (version, now, cached[2])
-        return cached[2]
     rows = await conn.fetch(f"SELECT {COLUMNS} FROM {schema}.reference_entries e WHERE e.status = 'published' "
                             f"ORDER BY e.kind, e.title, e.id")
-    library = LibraryNames([dict(r) for r in rows])
-    _LIBRARIES[schema] = (version, now, library)
-    return library
+    return LibraryNames([dict(r) for r in rows])

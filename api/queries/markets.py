@@ -63,7 +63,7 @@ async def get_market(conn: asyncpg.Connection, schema: str, market_id: str) -> a
 
 
 async def market_versions(conn: asyncpg.Connection, schema: str, market_id: str) -> asyncpg.Record | None:
-    """The versions (`xmin`, see api.resources.versioned) of every row a market's detail is built
+    """The versions (`xmin`, see api.kept.Versioned) of every row a market's detail is built
     from: the market, its game, and its lines in line order; None if there is no such market."""
     return await conn.fetchrow(
         f"SELECT m.xmin::text AS m_version, g.xmin::text AS g_version, {served_status()} AS game_status, "

@@ -13,7 +13,7 @@ from api.conventions import RG_LINE
 from api.resources.common import Meta, Provenance, TeamRef, attribution_for, provenance, team_ref, utc
 from api.resources.freshness import game_stale_after_ms
 from api.resources.stats import StatLine
-from api.resources.versioned import Versioned
+from api.kept import Versioned
 from schemas.wire import game_topic, market_topic
 
 # spec 2.7's open enum plus `result_unknown`: the start has passed and no source has reported on

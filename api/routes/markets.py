@@ -19,7 +19,7 @@ from api.queries import markets as markets_sql
 from api.resources import examples
 from api.resources.lists import MarketList
 from api.resources.markets import DevigMethod, MarketDetail, market, market_detail
-from api.resources.versioned import Versioned
+from api.kept import Versioned
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import MARKET_TYPE, Cursor, id_pattern, page_limit, position

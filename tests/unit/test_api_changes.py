@@ -13,7 +13,7 @@ from access.headers import access_fields, access_headers, encoded
 from access.periods import billing_period, day_period
 from access.window import LogReading, RatePolicy, rate_state
 from api.changes import Changes
-from api.kept import Kept, KeptStore
+from api.kept import Kept, KeptStore, Rechecked
 from schemas.ids import RandomIds, is_id
 
 
@@ -78,6 +78,27 @@ def test_the_store_is_bounded_by_entries_and_bytes():
     assert len(store) == 1 and store.get((3,)) is not None and store.get((0,)) is None
     store.put((4,), Kept(200, [], b"x" * 101, rid))  # over a sixteenth of the bytes: not kept
     assert store.get((4,)) is None
+
+
+async def test_a_rechecked_value_is_built_again_only_when_its_version_moved():
+    version, reads, builds = [(3, 10)], [], []
+
+    async def read() -> tuple:
+        reads.append(1)
+        return version[0]
+
+    async def build() -> int:
+        builds.append(1)
+        return len(builds)
+
+    held = Rechecked(recheck_seconds=3600)
+    assert [await held.get("live", read, build) for _ in range(3)] == [1, 1, 1]
+    assert (len(reads), len(builds)) == (1, 1)  # within the interval: not even the version is read
+    assert await held.get("test", read, build) == 2  # another dataset, its own value
+    held.recheck_seconds = 0
+    assert await held.get("live", read, build) == 1 and (len(reads), len(builds)) == (3, 2)  # same version
+    version[0] = (3, 11)
+    assert await held.get("live", read, build) == 3 and len(builds) == 3
 
 
 def test_random_request_ids_are_ids_and_distinct():

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import msgspec
 
 from api.resources.games import game, list_item_key
-from api.resources.versioned import Versioned
+from api.kept import Versioned
 
 T = datetime(2024, 9, 8, 17, 0, tzinfo=timezone.utc)
 PROV = '{"source": "nflverse games", "source_ts": "2024-09-08T17:00:00Z", "ingest_ts": "2024-09-09T00:00:00Z"}'
