@@ -10,6 +10,7 @@ are folded again against it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from datetime import datetime, timezone
@@ -48,6 +49,14 @@ def _quotes_of(states) -> list[tuple[str, str, str, object]]:
     ]
 
 
+def _snapshot(conn: asyncpg.Connection):
+    """A read-only repeatable-read transaction (one snapshot for every read in it); inside a
+    transaction the caller already holds, that transaction."""
+    if conn.is_in_transaction():
+        return contextlib.nullcontext()
+    return conn.transaction(isolation="repeatable_read", readonly=True)
+
+
 class DatasetProjector:
     def __init__(self, settings: Settings, dataset: Dataset, *, schema: str | None = None, publish: bool = True,
                  use_cache: bool = True) -> None:
@@ -74,16 +83,23 @@ class DatasetProjector:
 
     async def load(self, conn: asyncpg.Connection) -> None:
         started = time.monotonic()
-        row = await conn.fetchrow(f'SELECT epoch, generation FROM "{self.schema}".projection_meta WHERE id = 1')
+        # meta, tracking and state in one snapshot: another projector of the group may commit
+        # between these reads (scale-out), and state read after its commit with tracking read
+        # before would fold its records twice, or meet quotes of a market whose state it has not
+        # read (a KeyError in `assemble`)
+        async with _snapshot(conn):
+            row = await conn.fetchrow(f'SELECT epoch, generation FROM "{self.schema}".projection_meta WHERE id = 1')
+            tracking = {tp: offset for tp, (offset, _) in (await read_tracking(conn, self.schema)).items()}
+            mark = watermark(self.schema, row["epoch"], row["generation"], tracking)
+            cached = self.cache is not None and self.cache.watermark() == mark
+            if not cached:
+                parts, rows = await read_parts(conn, self.schema)
         self.epoch, self.generation = row["epoch"], row["generation"]
         self.writer = PgWriter(self.schema, self.dataset, self.epoch)
-        tracking = {tp: offset for tp, (offset, _) in (await read_tracking(conn, self.schema)).items()}
-        mark = watermark(self.schema, self.epoch, self.generation, tracking)
-        if self.cache is not None and self.cache.watermark() == mark:
+        if cached:
             parts, quotes = self.cache.load()
             self.stats.loaded_from = "cache"
         else:
-            parts, rows = await read_parts(conn, self.schema)
             states = assemble(parts, rows, self.core.window_us)
             if self.cache is not None:
                 self.cache.replace_all(parts, _quotes_of(states), mark)

@@ -174,20 +174,16 @@ def test_two_projectors_two_apis_one_broker_a_projector_killed(tmp_path):
         assert len(topics) == STREAM_TOPICS
         streams = [open_stream(api, key, topic) for api in apis for topic in topics]
 
-        # both projectors hold feed partitions of the group
+        # both projectors hold feed partitions of the group: the second joined without either
+        # exiting (each may meet the other's commits while the second catches up, and reloads)
         deadline = time.monotonic() + 90
-        restarts = 0
         while not (held(tmp_path / "projector2.log") and held(data_dir / "logs" / "projector.log")):
-            if projector2.poll() == 1 and restarts < 2:
-                # a projector that meets the other's commit while joining exits for a clean restart
-                # (known: a catch-up KeyError after the reload); start it again, as its supervisor would
-                restarts += 1
-                projector2 = start([*SVC, "projector", "run"], projector_env, tmp_path / "projector2.log")
-                extra.append(projector2)
             assert time.monotonic() < deadline and projector2.poll() is None, \
                 (tmp_path / "projector2.log").read_text()[-3000:]
             time.sleep(0.2)
         shared = held(data_dir / "logs" / "projector.log")[-1]
+        first_projector = stack.pid("projector")
+        assert first_projector is not None and alive(first_projector)
 
         # the day's games in play (10.5 hours at 1800x): a steady flow onto the 4-partition feed
         # topics, the second projector killed in the middle of it
@@ -199,6 +195,7 @@ def test_two_projectors_two_apis_one_broker_a_projector_killed(tmp_path):
             time.sleep(0.1)
         time.sleep(2)
         assert play.poll() is None, "the sandbox day ended before the projector was killed"
+        assert projector2.poll() is None, (tmp_path / "projector2.log").read_text()[-3000:]
         assert held(data_dir / "logs" / "projector.log")[-1] == shared  # no rebalance meanwhile
         projector2.send_signal(signal.SIGKILL)
         projector2.wait(10)
@@ -241,6 +238,13 @@ def test_two_projectors_two_apis_one_broker_a_projector_killed(tmp_path):
             assert distinct == list(range(seqs[0], last + 1)), f"{topic}: the stream missed seqs"
             assert seqs == sorted(seqs)
 
+        # a clean takeover: neither projector failed or exited before the kill, the supervisor's
+        # was never restarted
+        assert stack.pid("projector") == first_projector
+        for log_path in (tmp_path / "projector2.log", data_dir / "logs" / "projector.log"):
+            text = log_path.read_text(errors="replace")
+            for sign in ("Traceback", "KeyError", "exiting for a clean restart", "exiting for the supervisor"):
+                assert sign not in text, f"{log_path.name}: {sign}\n{text[-3000:]}"
         for api in apis:  # both API processes still serve
             assert httpx.get(f"{api}/health", timeout=10).json()["ok"] is True
         verify = stack.svc("projections", "verify", timeout=300)

@@ -4,6 +4,8 @@ events say."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import asyncpg
 import msgspec
 
@@ -127,3 +129,49 @@ async def test_a_second_projector_that_folded_the_same_records_reloads_instead_o
     for topic, seq in rows:  # the relay is off: every delta is still in the outbox, each once
         runs.setdefault(topic, []).append(seq)
     assert runs and all(r == list(range(1, len(r) + 1)) for r in runs.values())
+
+
+class _CommitsBetweenReads:
+    """A projector's connection on which another projector of the group commits right after the
+    state parts were read and before the quotes are: the moment a joining projector that reloads
+    meets the other's commit (scale-out)."""
+
+    def __init__(self, conn, meanwhile) -> None:
+        self._conn, self._meanwhile, self.fired = conn, meanwhile, False
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    async def fetch(self, query, *args, **kwargs):
+        rows = await self._conn.fetch(query, *args, **kwargs)
+        if "projector_state" in query and not self.fired:
+            self.fired = True
+            await self._meanwhile()
+        return rows
+
+
+async def test_a_reload_reads_tracking_and_state_from_one_snapshot(settings, topics, tmp_path):
+    """The second projector reloads (its tracking moved: the first committed) while the first
+    commits a new game's quotes between the reload's reads: the reload sees tracking, state and
+    quotes as of one moment (before that commit), and a catch-up then skips what the first applied.
+    Read apart, the quotes of a market whose state it had not read stopped it with a KeyError."""
+    later = ev.game("BUF", "MIA", day=date(2024, 9, 8))
+    await ev.publish(settings, events())
+    elsewhere = msgspec.structs.replace(settings, data_dir=tmp_path / "second")  # its own state cache
+    async with projector(settings, relay=False) as first, projector(elsewhere, relay=False) as second:
+        assert await run_to_end(first) == len(events())  # second's tracking is now behind Postgres
+        more = [later, ev.quote(later.game_id, "dk", [-120, 100], minute=6),
+                ev.quote(later.game_id, "fd", [-125, 105], minute=7)]
+        await ev.publish(settings, more)
+
+        async def first_commits() -> None:
+            assert await run_to_end(first) == len(more)
+
+        conn = _CommitsBetweenReads(second.conn, first_commits)
+        await second.load(conn)
+        assert conn.fired and second.stats.loaded_from == "postgres"
+        assert later.game_id not in second.core.states  # as of before the first's commit, all of it
+        assert second.committed != first.committed
+        assert await run_to_end(second) == 0  # the fence finds the first's commit: reload, skip
+        assert second.committed == first.committed
+        assert second.core.states == first.core.states
