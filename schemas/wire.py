@@ -60,7 +60,7 @@ class GameStateData(msgspec.Struct, kw_only=True):
     """`game.state`: the game's full visible state after the change."""
 
     game_id: str
-    status: str  # scheduled, live, final, postponed, cancelled, suspended (open)
+    status: str  # scheduled, live, final, postponed, cancelled, suspended, result_unknown (open; schemas.game_status)
     score: Score | None
     period: str | None
     clock: str | None

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 import msgspec
 from aiokafka.errors import KafkaError
@@ -22,6 +22,7 @@ from infra.kafka import make_consumer
 from infra.settings import Settings
 from projections.log_ends import high_watermarks, partitions_of
 from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
+from schemas.game_status import served_status
 from wire.log_replay import LogReplay
 from wire.recent import RecentDeltas
 
@@ -41,6 +42,8 @@ FINAL = frozenset({STOPPING, REVOKED, FORBIDDEN})  # reasons that close the conn
 
 class _Data(msgspec.Struct, frozen=True):
     status: str | None = None  # a game's status (`game.state`); a market's own on market topics
+    kickoff_at: datetime | None = None  # a game's (`game.state`)
+    kickoff_date: str | None = None
 
 
 class _Head(msgspec.Struct):
@@ -58,7 +61,7 @@ _head = msgspec.json.Decoder(_Head)
 class Delta:
     seq: int
     type: str
-    payload: bytes  # the envelope exactly as on the log
+    payload: bytes  # the envelope as on the log (a game's status as served: `served_delta`)
     source_ts: datetime | None = None
     source: str = ""
     status: str | None = None  # `data.status`
@@ -70,7 +73,22 @@ def delta_of(value: bytes) -> Delta | None:
         head = _head.decode(value)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return Delta(head.seq, head.type, value, head.source_ts, head.source, head.data.status)
+    status = head.data.status
+    if head.type == "game.state" and status is not None:
+        served = served_status(status, head.data.kickoff_at, head.data.kickoff_date, datetime.now(timezone.utc))
+        if served != status:
+            value, status = served_delta(value, served), served
+    return Delta(head.seq, head.type, value, head.source_ts, head.source, status)
+
+
+def served_delta(value: bytes, status: str) -> bytes:
+    """A `game.state` delta with the game's status as served (schemas.game_status): the projector
+    writes what the sources said, which for a game whose start has passed with no report is
+    `scheduled`, where REST and the snapshot say `result_unknown`. Rare (a schedule or a state
+    without a report arriving after kickoff), so the envelope is simply re-encoded."""
+    envelope = msgspec.json.decode(value)
+    envelope["data"]["status"] = status
+    return msgspec.json.encode(envelope)
 
 
 class Inbox:

@@ -8,6 +8,7 @@ from typing import Sequence
 import asyncpg
 
 from api.queries.sql import Where
+from schemas.game_status import RESULT_UNKNOWN, served_status_sql, started_sql
 
 # provenance columns come as JSON text: api.resources.common.provenance decodes the text straight
 # into its struct (a page of games holds 80 of them)
@@ -16,28 +17,23 @@ _TEAM_COLUMNS = ", ".join(
     for side, alias in (("home", "h"), ("away", "a"))
     for col in ("name", "abbreviation", "competition", "provenance", "source", "as_of")
 )
-# A game no source has reported on since its schedule is `scheduled` while its start is still to
-# come, and `result_unknown` once it has passed (a game with only a date: once that day is over):
-# nobody told us it started, ended or was called off (docs/api.md, "Game status"). The read model
-# holds what the sources said; this is decided when the game is read, against the clock.
-_STARTED = "coalesce({g}.kickoff_at, {g}.kickoff_sort + interval '1 day') <= now()"
-SERVED_STATUS = (
-    "CASE WHEN {g}.status = 'scheduled' AND " + _STARTED + " THEN 'result_unknown' ELSE {g}.status END"
-)
 
 
+# A game's served status (`scheduled` while its start is to come, `result_unknown` once it has
+# passed with no report) is decided when the game is read, against the clock: one rule for REST
+# and the Wire, in schemas/game_status.py (docs/api.md, "Game status").
 def served_status(alias: str = "g") -> str:
-    return SERVED_STATUS.format(g=alias)
+    return served_status_sql(alias)
 
 
 def status_clause(where: Where, statuses: Sequence[str], alias: str = "g") -> None:
     """Games whose served status is one of `statuses` (indexable: on the stored status first)."""
-    stored = sorted({"scheduled" if s == "result_unknown" else s for s in statuses})
-    started = _STARTED.format(g=alias)
+    stored = sorted({"scheduled" if s == RESULT_UNKNOWN else s for s in statuses})
+    started = started_sql(alias)
     parts = [f"{alias}.status = ANY({where.arg(stored)}::text[])"]
-    if "scheduled" in statuses and "result_unknown" not in statuses:
+    if "scheduled" in statuses and RESULT_UNKNOWN not in statuses:
         parts.append(f"({alias}.status <> 'scheduled' OR NOT {started})")
-    elif "result_unknown" in statuses and "scheduled" not in statuses:
+    elif RESULT_UNKNOWN in statuses and "scheduled" not in statuses:
         parts.append(f"({alias}.status <> 'scheduled' OR {started})")
     where.clauses.append("(" + " AND ".join(parts) + ")")
 
