@@ -32,6 +32,7 @@ class Call:
     body: Any = None
     paged: bool = False  # the answer is a list envelope: wrap it in a Page that follows cursors
     idempotency_key: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)  # extra headers (a proxy's X-Forwarded-For)
 
     def with_cursor(self, cursor: str) -> "Call":
         return replace(self, params={**self.params, "cursor": cursor})
@@ -75,7 +76,7 @@ class Core:
     def build(self, call: Call) -> tuple[str, str, dict[str, str], dict[str, str], bytes | None]:
         """method, url, params, headers and body of a call; the ids are fixed here so retries
         of one call repeat them (the server sees one Client-Request-Id and Idempotency-Key)."""
-        headers = self.headers(call, str(uuid.uuid4()))
+        headers = {**call.headers, **self.headers(call, str(uuid.uuid4()))}
         body = msgspec.json.encode(call.body) if call.body is not None else None
         return call.method, self.base_url + call.path, clean_params(call.params), headers, body
 

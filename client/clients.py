@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -35,6 +36,13 @@ class _Resources:
 
     def status(self):
         return self._service.status()
+
+    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None,
+                idempotency_key: str | None = None, headers: Mapping[str, str] | None = None):
+        """Any route, answered as the API's JSON (dicts and lists, nothing dropped): the same
+        headers, retries and problems as the typed resources. `path` is the API's (`/v1/games`)."""
+        return self._call(Call(method.upper(), path, Any, params=params or {}, body=body,
+                               idempotency_key=idempotency_key, headers=headers or {}))
 
 
 def _no_answer(exc: httpx.TransportError) -> APIConnectionError:
