@@ -9,6 +9,8 @@ the fast aiokafka path, has stopped), and faust resumes exactly there.
 Settings for the embedded tansu broker (docs/architecture.md, "Known limits of the embedded broker"): short session/heartbeat/rebalance timeouts
 (a restarted worker is assigned in seconds, not half a minute), no leader topic, no tables, no
 web server, no topic declaration (`infra.topics` creates every topic), no idempotent producer.
+Only the public API of faust is used here; what reaches past it (the short fetch wait, the
+commit that sets where faust resumes) is in projections/faust_adapter.py.
 """
 
 from __future__ import annotations
@@ -17,45 +19,14 @@ import logging
 from typing import Awaitable, Callable
 
 import faust
-from faust.transport.drivers import TRANSPORTS
-from faust.transport.drivers import aiokafka as faust_aiokafka
 
 from infra.settings import Settings
+from projections.faust_adapter import broker_url, commit_offsets
 from projections.projector import DatasetProjector
 
 log = logging.getLogger("projections.faust")
 TAKE_MAX = 2_000
 TAKE_WITHIN = 0.005  # seconds a partial batch waits: the live latency floor
-# faust fixes its consumer's fetch long-poll at 1500 ms. tansu does not answer a waiting fetch
-# when records arrive (measured: p50 latency 450 ms at 1500, 27 ms at 100, 2 ms at 5), so the
-# wait is the latency floor there; Kafka answers at once either way. Shorter waits cost idle
-# CPU (empty fetches): at 5 ms an idle projector used ~20% of a core here.
-FETCH_MAX_WAIT_MS = 10
-
-
-class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
-    def _create_worker_consumer(self, transport):
-        consumer = super()._create_worker_consumer(transport)
-        consumer._fetch_max_wait_ms = FETCH_MAX_WAIT_MS  # read when the consumer starts
-        return consumer
-
-
-class _Consumer(faust_aiokafka.Consumer):
-    def _new_consumer_thread(self) -> _ConsumerThread:
-        return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
-
-
-class Transport(faust_aiokafka.Transport):
-    """faust's aiokafka transport with a short fetch wait (URL scheme `svckafka://`)."""
-
-    Consumer = _Consumer
-
-
-TRANSPORTS.aliases.setdefault("svckafka", "projections.faust_app:Transport")
-
-
-def broker_url(bootstrap: str) -> str:
-    return ";".join(f"svckafka://{host.strip()}" for host in bootstrap.split(",") if host.strip())
 
 
 def build_app(
@@ -98,7 +69,7 @@ def build_app(
                 offsets[tp] = p.committed.get((tp.topic, tp.partition), -1) + 1
         if offsets:
             # faust seeks to the committed offsets right after this signal
-            await app.consumer._thread.commit(offsets)
+            await commit_offsets(app, offsets)
         log.info("faust assigned %d partitions; resuming at the tracked offsets", len(offsets))
 
     for dataset, projector in projectors.items():
@@ -112,4 +83,4 @@ def build_app(
     return app
 
 
-__all__ = ["build_app", "Transport"]
+__all__ = ["build_app"]

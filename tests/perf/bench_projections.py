@@ -182,7 +182,8 @@ async def _faust_floor(ctx: BenchContext) -> tuple[list[float], list[list], dict
     was sent, and when a plain consumer received each record."""
     import faust
 
-    from projections.faust_app import TAKE_MAX, TAKE_WITHIN, broker_url
+    from projections.faust_adapter import broker_url
+    from projections.faust_app import TAKE_MAX, TAKE_WITHIN
 
     settings = await ctx.fresh_settings()
     await ensure_topics(settings)

@@ -1,0 +1,74 @@
+"""Everything of ours that reaches past faust's public API, in one place, written against one
+faust-streaming version (`FAUST_VERSION`, pinned in pyproject.toml).
+
+faust-streaming is the stream processor of the live path (projections/faust_app.py uses it
+through its public API: `faust.App`, agents, `take_events`, `on_rebalance_complete`). Two needs
+have no public API; each is met here and nowhere else:
+
+1. A short fetch wait. faust builds its worker's aiokafka consumer with `fetch_max_wait_ms=1500`
+   and no setting to change it. The embedded broker (tansu) does not answer a waiting fetch when
+   records arrive, so that wait is the live latency floor there (measured: p50 450 ms at 1500,
+   27 ms at 100, 2 ms at 5); shorter waits cost idle CPU (empty fetches: ~20% of a core at 5 ms),
+   hence 10. Relies on: `AIOKafkaConsumerThread._create_worker_consumer(transport)` building the
+   consumer, `Consumer._new_consumer_thread()` choosing the thread class, the transport alias
+   registry `faust.transport.drivers.TRANSPORTS.aliases`, and aiokafka's consumer reading
+   `_fetch_max_wait_ms` when it starts (it hands it to its fetcher).
+2. Resuming at our tracked offsets. The read models' tracking rows are the truth, Kafka's
+   committed offsets a hint. faust seeks its partitions to the committed offsets right after
+   `on_rebalance_complete` (faust/tables/recovery.py), so in that signal we commit the tracked
+   offsets + 1 through the consumer thread (`app.consumer._thread.commit(offsets)`); faust's
+   public `Consumer.commit` only commits what its own agents acknowledged.
+
+tests/unit/test_faust_adapter.py fails on any other faust-streaming version and checks the hooks
+above still exist as used; tests/integration/test_faust_adapter.py checks the fetch wait reaches
+a started consumer, and tests/integration/test_projector_runner.py that faust resumes at the
+tracked offsets. On an upgrade, re-check each numbered point against the new sources, then move
+`FAUST_VERSION` and the pin together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import faust
+from faust.transport.drivers import TRANSPORTS
+from faust.transport.drivers import aiokafka as faust_aiokafka
+
+FAUST_VERSION = "0.15.3"
+FETCH_MAX_WAIT_MS = 10
+SCHEME = "svckafka"
+
+
+class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
+    def _create_worker_consumer(self, transport):
+        consumer = super()._create_worker_consumer(transport)
+        consumer._fetch_max_wait_ms = FETCH_MAX_WAIT_MS  # read when the consumer starts
+        return consumer
+
+
+class _Consumer(faust_aiokafka.Consumer):
+    def _new_consumer_thread(self) -> _ConsumerThread:
+        return _ConsumerThread(self, loop=self.loop, beacon=self.beacon)
+
+
+class Transport(faust_aiokafka.Transport):
+    """faust's aiokafka transport with a short fetch wait (URL scheme `svckafka://`)."""
+
+    Consumer = _Consumer
+
+
+TRANSPORTS.aliases.setdefault(SCHEME, f"{__name__}:Transport")
+
+
+def broker_url(bootstrap: str) -> str:
+    """faust's broker URL for a bootstrap list, through this module's transport."""
+    return ";".join(f"{SCHEME}://{host.strip()}" for host in bootstrap.split(",") if host.strip())
+
+
+async def commit_offsets(app: faust.App, offsets: Mapping) -> None:
+    """Commit `offsets` (TP -> next offset to read) for the app's group now; called in
+    `on_rebalance_complete`, it decides where faust resumes (point 2 above)."""
+    await app.consumer._thread.commit(offsets)
+
+
+__all__ = ["FAUST_VERSION", "FETCH_MAX_WAIT_MS", "Transport", "broker_url", "commit_offsets"]

@@ -1,0 +1,54 @@
+"""The faust adapter (projections/faust_adapter.py) was written against one faust-streaming
+version and reaches past its public API at named points: another version fails here, loudly,
+until someone has re-checked them; the hooks it overrides must still exist as it uses them."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import faust
+from faust.tables import recovery as faust_recovery
+from faust.transport.drivers import TRANSPORTS
+from faust.transport.drivers import aiokafka as faust_aiokafka
+
+from projections.faust_adapter import FAUST_VERSION, FETCH_MAX_WAIT_MS, Transport, broker_url
+
+ROOT = Path(__file__).resolve().parents[2]
+RECHECK = ("faust-streaming changed: re-check each numbered point of projections/faust_adapter.py's "
+           "docstring against the new sources, then move FAUST_VERSION and the pyproject.toml pin together")
+
+
+def test_faust_is_the_version_the_adapter_was_written_against():
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = [p for p in pins if re.match(r"faust-streaming\b", p)]
+    assert pinned == [f"faust-streaming=={FAUST_VERSION}"], RECHECK
+    assert version("faust-streaming") == FAUST_VERSION, RECHECK
+
+
+def test_the_hooks_the_adapter_overrides_are_still_there():
+    worker = inspect.signature(faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer)
+    assert list(worker.parameters) == ["self", "transport"], RECHECK
+    assert list(inspect.signature(faust_aiokafka.Consumer._new_consumer_thread).parameters) == ["self"], RECHECK
+    commit = faust_aiokafka.AIOKafkaConsumerThread.commit
+    assert inspect.iscoroutinefunction(commit) and list(inspect.signature(commit).parameters) == ["self", "offsets"], \
+        RECHECK
+    # faust's default the adapter replaces is still hard-coded where the adapter expects it
+    assert "fetch_max_wait_ms=1500" in inspect.getsource(faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer), \
+        RECHECK
+    # faust seeks to the committed offsets after the signal in which the adapter commits
+    recovery = inspect.getsource(faust_recovery)
+    assert re.search(r"on_rebalance_complete\.send\(\)[\s\S]{0,600}perform_seek\(\)", recovery), RECHECK
+
+
+async def test_the_worker_consumer_faust_builds_gets_the_short_fetch_wait(tmp_path):
+    assert TRANSPORTS.aliases["svckafka"] == "projections.faust_adapter:Transport"
+    app = faust.App("svc-adapter-check", broker=broker_url("127.0.0.1:1, 127.0.0.1:2"), web_enabled=False,
+                    store="memory://", autodiscover=False, datadir=str(tmp_path / "faust"))
+    assert isinstance(app.transport, Transport)
+    consumer = app.consumer._thread._create_worker_consumer(app.transport)  # built, never started
+    assert consumer._fetch_max_wait_ms == FETCH_MAX_WAIT_MS != 1500
+    assert [str(u) for u in app.conf.broker] == ["svckafka://127.0.0.1:1", "svckafka://127.0.0.1:2"]
