@@ -21,8 +21,10 @@ from api.problems import ProblemError
 from api.queries import wire as wire_sql
 from infra.db import DATABASE_DOWN
 from api.resources.freshness import game_stale_after_ms, market_stale_after_ms
+from api.answers import store as answer_store
+from api.answers.live import DELTA_TYPE as ANSWER_DELTA, LiveAnswers
 from schemas.datasets import pg_schema
-from schemas.wire import SnapshotEnvelope
+from schemas.wire import TOPIC_KINDS, SnapshotEnvelope
 from api.wire_live import WIRE_SCOPE, live_connections  # noqa: F401 (the routes import it from here)
 from wire.fanout import Delta, DeltaFanout
 from wire.feed import FeedBook, Fresh
@@ -36,8 +38,8 @@ from wire.tickets import TicketGrant, redeem_ticket, ticket_kind
 
 log = structlog.get_logger("api.wire")
 ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
-TABLES = {"game": "games", "market": "markets"}  # the topic kinds served, and their read-model tables
-SERVED_KINDS = tuple(TABLES)
+TABLES = {"game": "games", "market": "markets"}  # the read-model topic kinds, and their tables
+SERVED_KINDS = TOPIC_KINDS  # those and `answer:` (access.answers, api.answers.live)
 DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
 PRESENCE_WAIT_SECONDS = 5.0  # the first Wire connection of a process waits this long for its presence lock
 STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire connections to close
@@ -57,6 +59,8 @@ async def fanout_of(app_state: Any) -> DeltaFanout:
     fanout = app_state.extras.get("fanout")
     if fanout is None:
         fanout = app_state.extras["fanout"] = DeltaFanout(app_state.settings)
+        if app_state.pool is not None:  # answer topics followed here are re-derived here
+            app_state.extras["live_answers"] = LiveAnswers(app_state.pool, fanout, app_state.settings)
     try:
         await asyncio.wait_for(fanout.start(), 15)
     except Exception as exc:
@@ -197,20 +201,51 @@ class Snapshot(msgspec.Struct):
     fresh: Fresh  # what its expected latency and liveness follow from (for `feed`)
 
 
-async def read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> Snapshot | None:
-    """The topic's state and last seq, from one consistent read; None when it does not exist."""
+def owner_of(grant: TicketGrant) -> str:
+    """Whose answers a grant may follow: the same key mode and account that asked (as GET /v1/answers)."""
+    return f"{grant.mode}:{grant.account_id}"
+
+
+async def read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str, owner: str) -> Snapshot | None:
+    """The topic's state and last seq, from one consistent read; None when it does not exist (or
+    is an answer of someone else's)."""
     try:
-        return await _read_snapshot(pool, dataset, topic)
+        return await _read_snapshot(pool, dataset, topic, owner)
     except DATABASE_DOWN:
         raise _unavailable("The read models are") from None
 
 
-async def _read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str) -> Snapshot | None:
+async def _answer_snapshot(pool: asyncpg.Pool, dataset: str, topic: str, answer_id: str,
+                           owner: str) -> Snapshot | None:
+    """An answer topic's newest version, as its asker may read it back. Its expected latency and
+    liveness follow the live topics it reads (none: settled)."""
+    async with pool.acquire() as conn:
+        t = await answer_store.topic(conn, answer_id, owner)
+    if t is None or t.dataset not in (None, dataset):
+        return None
+    data = msgspec.json.decode(t.latest)
+    live = data.get("live_topics") or []
+    read = await read_freshness(pool, dataset, live) if t.basis is not None else {}
+    stale = min((f.stale_after_ms for f in read.values() if f.stale_after_ms is not None), default=None)
+    as_of = max([f.as_of for f in read.values()], default=datetime.fromisoformat(data["as_of"]))
+    now = utc_now()
+    expected_latency, liveness = freshness(stale, data["source"], as_of, now)
+    envelope = SnapshotEnvelope(
+        op="snapshot", type=ANSWER_DELTA, topic=topic, seq=t.version, source_ts=datetime.fromisoformat(data["as_of"]),
+        emit_ts=now, source=data["source"], data=data, expected_latency=expected_latency, liveness=liveness,
+        rg_line=data["rg_line"],
+    )
+    return Snapshot(t.version, encode(envelope), Fresh(stale, data["source"], as_of))
+
+
+async def _read_snapshot(pool: asyncpg.Pool | None, dataset: str, topic: str, owner: str) -> Snapshot | None:
     if pool is None:
         raise _unavailable("The read models are")
     kind, _, ident = topic.partition(":")
     if kind not in SERVED_KINDS:
         return None
+    if kind == "answer":
+        return await _answer_snapshot(pool, dataset, topic, ident, owner)
     schema = f'"{pg_schema(dataset)}"'
     now = utc_now()
     async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read", readonly=True):

@@ -12,7 +12,10 @@ from typing import Any, Literal
 
 import msgspec
 
-DeltaType = Literal["game.state", "market.update", "market.suspended"]
+from schemas.answers import Answer
+from schemas.ids import ALPHABET, ID_LENGTH, PREFIXES
+
+DeltaType = Literal["game.state", "market.update", "market.suspended", "answer.update"]
 
 
 class Envelope(msgspec.Struct, kw_only=True, frozen=True):
@@ -116,7 +119,19 @@ DATA_BY_TYPE: dict[str, type[msgspec.Struct]] = {
     "game.state": GameStateData,
     "market.update": MarketData,
     "market.suspended": MarketData,
+    "answer.update": Answer,  # a live answer re-derived: the new version, `supersedes` the one before
 }
+
+# The topic grammar of what is served: a topic is `{kind}:{ID}`, the ID that of the kind's
+# resource (schemas.ids), and each delta type belongs to one kind.
+TOPIC_KINDS = ("game", "market", "answer")
+KIND_OF_TYPE = {"game.state": "game", "market.update": "market", "market.suspended": "market",
+                "answer.update": "answer"}
+
+
+def topic_pattern(kind: str) -> str:
+    """The regular expression of a served topic of `kind` (`^market:mkt_…$`)."""
+    return f"^{kind}:{PREFIXES[kind]}[{ALPHABET}]{{{ID_LENGTH}}}$"
 
 
 def game_topic(game_id: str) -> str:
@@ -125,6 +140,10 @@ def game_topic(game_id: str) -> str:
 
 def market_topic(market_id: str) -> str:
     return f"market:{market_id}"
+
+
+def answer_topic(answer_id: str) -> str:
+    return f"answer:{answer_id}"
 
 
 _encoder = msgspec.json.Encoder(decimal_format="string", order="deterministic")

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from schemas.wire import DATA_BY_TYPE, Envelope, SnapshotEnvelope
+from schemas.wire import DATA_BY_TYPE, KIND_OF_TYPE, Envelope, SnapshotEnvelope, topic_pattern
 from wire import messages as control
 
 CLIENT_MESSAGES = (control.Auth, control.Resume, control.Subscribe, control.Unsubscribe, control.ListSubscriptions,
@@ -20,10 +20,9 @@ CLIENT_MESSAGES = (control.Auth, control.Resume, control.Subscribe, control.Unsu
 SERVER_MESSAGES = (control.Hello, control.Ack, control.ErrorMessage, control.WarningMessage, control.Ping,
                    control.Drain, control.ResumeFailed, control.Feed)
 
-TITLES = {"game.state": "Game state", "market.update": "Market update", "market.suspended": "Market suspended"}
-TOPIC_PATTERNS = {"game.state": r"^game:gm_[0-9a-hjkmnp-tv-z]{20}$",
-                  "market.update": r"^market:mkt_[0-9a-hjkmnp-tv-z]{20}$",
-                  "market.suspended": r"^market:mkt_[0-9a-hjkmnp-tv-z]{20}$"}
+TITLES = {"game.state": "Game state", "market.update": "Market update", "market.suspended": "Market suspended",
+          "answer.update": "Answer re-derived (supersedes the previous version)"}
+TOPIC_PATTERNS = {delta_type: topic_pattern(kind) for delta_type, kind in KIND_OF_TYPE.items()}
 
 
 def _message_name(delta_type: str) -> str:
@@ -111,7 +110,7 @@ def document(version: str) -> dict[str, Any]:
                 "liveness changed from what the snapshot said; `event: warning` (`slow_consumer`, a snapshot "
                 "follows); `event: error` (`{code, detail}`) ends the stream."
             ),
-            "parameters": {"topic": {"description": "`game:gm_…` or `market:mkt_…`"}},
+            "parameters": {"topic": {"description": "`game:gm_…`, `market:mkt_…` or `answer:ans_…`"}},
             "messages": stream_messages,
         },
         "socket": {

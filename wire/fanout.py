@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -182,6 +183,10 @@ class DeltaFanout:
         self._task: asyncio.Task | None = None
         self._started = asyncio.Lock()
         self.log = LogReplay(settings, delta_of)
+        # per topic kind, who is told when this process's first subscriber of a topic of that kind
+        # arrives (`(dataset, topic, True)`) and its last one leaves (`False`): a topic whose
+        # deltas the process itself makes while followed (`answer:`, api.answers.live)
+        self.watchers: dict[str, Callable[[str, str, bool], None]] = {}
 
     async def start(self) -> None:
         """Connect and position at the log end; idempotent. Raises when the broker is unreachable."""
@@ -257,15 +262,25 @@ class DeltaFanout:
 
     def subscribe(self, dataset: str, topic: str, inbox: Inbox | None = None) -> Subscription:
         sub = Subscription(dataset, topic, inbox or self.new_inbox())
-        self._subscriptions.setdefault((dataset, topic), set()).add(sub)
+        subs = self._subscriptions.setdefault((dataset, topic), set())
+        first = not subs
+        subs.add(sub)
+        if first:
+            self._watch(dataset, topic, True)
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
         subs = self._subscriptions.get((sub.dataset, sub.topic))
-        if subs is not None:
+        if subs is not None and sub in subs:
             subs.discard(sub)
             if not subs:
                 del self._subscriptions[(sub.dataset, sub.topic)]
+                self._watch(sub.dataset, sub.topic, False)
+
+    def _watch(self, dataset: str, topic: str, on: bool) -> None:
+        watcher = self.watchers.get(topic.partition(":")[0])
+        if watcher is not None:
+            watcher(dataset, topic, on)
 
     def since(self, dataset: str, topic: str, last_seq: int) -> list[Delta] | None:
         """The deltas after `last_seq` from this process's memory (None: it cannot say)."""

@@ -1,8 +1,8 @@
 """Wire topic names (spec 4.18, 6.1). Pure.
 
 A topic is lower-case letters, a colon, then letters, digits and `_ - / :`, at most 200
-characters. The forms served today are `game:gm_…` and `market:mkt_…`; `answer:ans_…` is
-reserved for answer streams. Whether a caller may open a topic is decided when it is opened
+characters. The forms served are `{kind}:{ID}` for the kinds of `schemas.wire.TOPIC_KINDS`
+(`game:gm_…`, `market:mkt_…`, `answer:ans_…`). Whether a caller may open a topic is decided when it is opened
 (entitlement), not here.
 """
 

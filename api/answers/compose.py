@@ -12,7 +12,7 @@ from typing import Any, Callable
 from api.answers import categories
 from api.answers.categories import Category
 from api.answers.facts import Facts
-from api.answers.record import Answer, Citation, Figure, Refusal, Sentence
+from schemas.answers import Answer, Citation, Figure, Refusal, Sentence
 from api.resources.common import ENGINE_SOURCE, attribution_for
 
 Line = tuple[str, list[str]]  # a sentence and the source keys it cites

@@ -360,6 +360,12 @@ def _game_words(row: Mapping[str, Any]) -> dict[str, Any]:
 async def game(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Named, now: datetime) -> Facts:
     facts = Facts(Category.GAME)
     row = await find_game(conn, schema, r, named, now, facts, want_markets=False)
+    return game_of(facts, row)
+
+
+def game_of(facts: Facts, row: Mapping[str, Any]) -> Facts:
+    """A game answer's facts from its game row (also how a live answer is re-derived)."""
+    facts.basis = {"category": int(Category.GAME), "game_id": row["id"]}
     cite = facts.cite(game_source(row))
     facts.words.update(_game_words(row))
     as_of = utc(row["as_of"])
@@ -385,13 +391,22 @@ async def game(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Named
 async def market(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Named, now: datetime) -> Facts:
     facts = Facts(Category.MARKET, wagering=True)
     row = await find_game(conn, schema, r, named, now, facts, want_markets=True)
+    return await market_of(conn, schema, facts, row, r.market_types, r.devig_method)
+
+
+async def market_of(conn: asyncpg.Connection, schema: str, facts: Facts, row: Mapping[str, Any],
+                    market_types: set[str] | frozenset[str] | None, devig_method: str | None) -> Facts:
+    """A market answer's facts from its game row, the market types asked for and the devig
+    method named (None: the defaults); also how a live answer is re-derived."""
+    facts.basis = {"category": int(Category.MARKET), "game_id": row["id"],
+                   "types": sorted(market_types) if market_types else None, "method": devig_method}
     facts.words.update(_game_words(row))
     game_cite = facts.cite(game_source(row))
     facts.links["game"] = f"/v1/games/{row['id']}"
-    method = r.devig_method or DEFAULT_METHOD
+    method = devig_method or DEFAULT_METHOD
     card = cards.ref(f"devig.{method}")
     markets = await reads.game_markets(conn, schema, row["id"])
-    wanted = r.market_types or {"h2h", "spreads", "totals"}
+    wanted = market_types or {"h2h", "spreads", "totals"}
     chosen = []
     candidates = [m for m in markets if m["type"] in wanted]
     mains = await markets_sql.main_lines(conn, schema, [m["id"] for m in candidates]) if candidates else {}
@@ -402,8 +417,8 @@ async def market(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Nam
             chosen.append((m, line))
     if not chosen:
         raise NotAnswerable(f"consensus prices for {game_label(row)}"
-                            + (f" ({', '.join(MARKET_NAMES.get(t, t) for t in sorted(wanted))})" if r.market_types else ""))
-    if r.devig_method is None:
+                            + (f" ({', '.join(MARKET_NAMES.get(t, t) for t in sorted(wanted))})" if market_types else ""))
+    if devig_method is None:
         facts.assume("devig_method", f"No-vig probabilities by the {method} method (the default).")
     facts.words["markets"] = []
     live_game = row["status"] in ("scheduled", "live", "suspended")

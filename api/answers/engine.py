@@ -14,7 +14,7 @@ from api.answers import understand as u
 from api.answers.categories import Category
 from api.answers.decide import Named, decide, pick_entities
 from api.answers.facts import Facts
-from api.answers.record import Answer
+from schemas.answers import Answer
 from api.registry import read_registry
 from api.kept import Rechecked
 from api.queries.versions import table_version
@@ -63,6 +63,18 @@ def _library_match(rows: list, text: str, prefer: set[str] | None, law_or_tax: b
 
 
 async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
+    return (await answer_and_basis(conn, schema, ask))[0]
+
+
+async def answer_and_basis(conn: asyncpg.Connection, schema: str, ask: Ask) -> tuple[Answer, dict | None]:
+    """The answer and, when figures of it can still move, what re-derives it without the
+    question (`api.answers.live`); None otherwise."""
+    out: dict = {}
+    made = await _answer(conn, schema, ask, out)
+    return made, out.get("basis") if made.live_topics else None
+
+
+async def _answer(conn: asyncpg.Connection, schema: str, ask: Ask, out: dict) -> Answer:
     r = u.read(ask.question)
     state = ask.state or (r.states[0] if r.states else None)
     rg = helplines.rg_line(state)
@@ -147,6 +159,7 @@ async def answer(conn: asyncpg.Connection, schema: str, ask: Ask) -> Answer:
         return compose.refusal("not_found", help_url=help_url, looked_for=exc.looked_for, category=category,
                                **common)
     law = {x["slug"] for x in (await names.library_for(conn, schema)).rows} if state else set()
+    out["basis"] = facts.basis
     return compose.compose(facts, help_links=helplines.help_links(state, law), **common)
 
 

@@ -8,7 +8,7 @@ from datetime import date, datetime
 from typing import Any
 
 from api.answers.categories import Category
-from api.answers.record import Assumption
+from schemas.answers import Assumption
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,11 @@ class Facts:
     assumptions: list[Assumption] = field(default_factory=list)
     links: dict[str, str] = field(default_factory=dict)
     live_topics: list[str] = field(default_factory=list)
-    refusal: str | None = None  # a refusal reason (api.answers.record.Refusal)
+    refusal: str | None = None  # a refusal reason (schemas.answers.Refusal)
     wagering: bool = False
+    # what re-derives the answer without its question (the game read and the market types and
+    # devig method asked for; api.answers.live), for the categories whose figures move
+    basis: dict[str, Any] | None = None
 
     def cite(self, source: Source) -> str:
         self.sources.setdefault(source.key, source)

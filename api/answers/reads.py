@@ -43,6 +43,13 @@ async def games_for(
     return await conn.fetch(sql, *where.args)
 
 
+async def game_by_id(conn: asyncpg.Connection, schema: str, game_id: str) -> asyncpg.Record | None:
+    """One game in the shape `games_for` gives (a live answer re-derived reads its game again)."""
+    page = f"SELECT * FROM {schema}.games g WHERE g.id = $1"
+    return await conn.fetchrow(f"SELECT {GAME_ROW.format(schema=schema)} FROM {games_sql._teams_of(schema, page)}",
+                               game_id)
+
+
 async def game_days(conn: asyncpg.Connection, schema: str, around: datetime) -> tuple[datetime | None, datetime | None]:
     """The kickoffs of the game nearest before and after `around` (the data's calendar)."""
     row = await conn.fetchrow(

@@ -39,10 +39,10 @@ from litestar.response import Stream
 from access.context import access_of
 from api import idempotency
 from api.access.middleware import service_for
-from api.answers import engine, store
-from api.answers.record import Answer, stream_events
+from api.answers import engine, live, store
+from schemas.answers import Answer, stream_events
 from api.answers.understand import US_STATES
-from api.conventions import request_id
+from api.conventions import dataset_of, request_id
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError, build_problem
@@ -166,9 +166,11 @@ async def create_answer(
                      expires_at=now + store.TTL)
     try:
         async with read_models(request) as (conn, schema):
-            answer = await engine.answer(conn, schema, ask)
+            answer, basis = await engine.answer_and_basis(conn, schema, ask)
             body = _encoder.encode(answer)
-            await store.keep(conn, answer.answer_id, subject, body, ask.expires_at)  # type: ignore[arg-type]
+            # a live answer keeps what re-derives it (never the question): its Wire topic (api.answers.live)
+            await store.keep(conn, answer.answer_id, subject, body, ask.expires_at,  # type: ignore[arg-type]
+                             dataset_of(request) if basis else None, live.basis_bytes(basis))
             if key is not None:
                 await idempotency.finish(conn, subject, key, 201, body)
     except BaseException as exc:

@@ -32,8 +32,8 @@ from api.problems import ProblemError
 from infra.db import DATABASE_DOWN
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, WIRE_SCOPE, admit_attempt, count_in, count_out, delta_latency, fanout_of,
-    feed_rechecks, live_connections, missed_deltas, peek_kind, process_number, read_freshness, read_snapshot, redeem,
-    still_open, topic_refusal, utc_now, wire_origins,
+    feed_rechecks, live_connections, missed_deltas, owner_of, peek_kind, process_number, read_freshness, read_snapshot,
+    redeem, still_open, topic_refusal, utc_now, wire_origins,
 )
 from wire import messages as m
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Subscription
@@ -137,7 +137,7 @@ class Connection:
     async def snapshot(self, topic: str, request_id: str | None = None) -> bool:
         """Send the topic's snapshot (subscribed first, so no delta falls between)."""
         self._attach(topic)
-        snap = await read_snapshot(self.pool, self.grant.mode, topic)
+        snap = await read_snapshot(self.pool, self.grant.mode, topic, owner_of(self.grant))
         if snap is None:
             self._detach(topic)
             await self.error("not_found", f"No topic {topic}.", topic=topic, request_id=request_id)

@@ -16,6 +16,10 @@ ticket's kind allows (`SVC_WIRE_ORIGINS`); an `Origin` not allowed is refused (4
 latency or liveness changed from what the snapshot said (a quiet topic turned stale, a stale one
 live again, a final game and its markets settled). A comment pings every 20 seconds;
 `event: drain` comes 30 seconds before the stream's 24-hour end.
+
+Topics: `game:gm_…` and `market:mkt_…` (scope `read:odds`), and `answer:ans_…` (scope
+`run:answers`, only the account and key mode that asked): a live answer's newest version, then an
+`answer.update` delta each time it is re-derived with something new, superseding the one before.
 """
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
@@ -38,8 +42,8 @@ from api.openapi import problem_responses
 from api.problems import ProblemError, bounded
 from api.wire_serving import (
     DRAIN_NOTICE_SECONDS, SERVED_KINDS, WIRE_SCOPE, Snapshot, admit_attempt, count_in, count_out, delta_latency,
-    detach_later, encode, fanout_of, feed_rechecks, live_connections, log, missed_deltas, peek_kind, process_number,
-    read_snapshot, redeem, still_open, topic_refusal, utc_now, wire_origins,
+    detach_later, encode, fanout_of, feed_rechecks, live_connections, log, missed_deltas, owner_of, peek_kind,
+    process_number, read_snapshot, redeem, still_open, topic_refusal, utc_now, wire_origins,
 )
 from wire import sse
 from wire.messages import Feed
@@ -148,7 +152,7 @@ async def _events(
                 yield sse.event(encode({"code": "slow_consumer", "detail": "The stream fell behind; a fresh "
                                                                           "snapshot follows."}), name="warning")
             try:
-                snapshot = await read_snapshot(pool, sub.dataset, sub.topic)
+                snapshot = await read_snapshot(pool, sub.dataset, sub.topic, owner_of(grant))
             except ProblemError as exc:  # read_snapshot says service_unavailable for a database failure
                 log.warning("stream ended: snapshot unavailable", topic=sub.topic, error=repr(exc))
                 yield _problem_event("service_unavailable", "The read models are not reachable right now; "
@@ -231,8 +235,8 @@ def _check(grant: TicketGrant, topic: str, stream_topics: set[str] | None) -> No
 )
 async def stream_topic(
     request: Request,
-    topic: Annotated[str, PathParameter(description="A Wire topic: `game:gm_…` or `market:mkt_…` (at most 200 "
-                                                     "characters).")],
+    topic: Annotated[str, PathParameter(description="A Wire topic: `game:gm_…`, `market:mkt_…` or "
+                                                     "`answer:ans_…` (at most 200 characters).")],
     ticket: Annotated[str | None, QueryParameter(max_length=64, description="An `sse` wire ticket; once spent, it "
                                                  "reopens its stream for 120 s after a drop.")] = None,
     last_event_id: Annotated[
@@ -262,7 +266,7 @@ async def stream_topic(
                                   header_value(request.scope, b"origin"))
     try:
         if topic.partition(":")[0] not in SERVED_KINDS:
-            raise ProblemError("not_found", f"No topic {topic}: streams serve game: and market: topics.",
+            raise ProblemError("not_found", f"No topic {topic}: streams serve game:, market: and answer: topics.",
                                param="topic")
         counted = await count_in(app_state, address, grant)
     except BaseException:
@@ -272,7 +276,7 @@ async def stream_topic(
         fanout = await fanout_of(app_state)
         sub = fanout.subscribe(grant.mode, topic)  # before the snapshot: nothing falls between
         try:
-            first = await read_snapshot(app_state.pool, grant.mode, topic)
+            first = await read_snapshot(app_state.pool, grant.mode, topic, owner_of(grant))
             if first is None:
                 raise ProblemError("not_found", f"No topic {topic}.", param="topic")
             last = sse.last_event_id(last_event_id if last_event_id is not None else last_event_id_query)
