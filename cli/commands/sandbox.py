@@ -12,7 +12,7 @@ from cli.common import DataDir, JsonFlag, print_json, settings_for
 
 
 def register(app: typer.Typer) -> None:
-    sandbox_app = typer.Typer(help="The sandbox day (dataset test): 2024-09-08, NFL week 1.", no_args_is_help=True)
+    sandbox_app = typer.Typer(help="The sandbox day (dataset test): 2024-09-08, NFL week 1, played on the wall clock.", no_args_is_help=True)
     app.add_typer(sandbox_app, name="sandbox")
 
     @sandbox_app.command("play")
@@ -23,8 +23,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonFlag = False,
         data_dir: DataDir = None,
     ) -> None:
-        """Play the day's games (and their price moves) in time order; exits when the day is over.
-        Writes the pre-game part first if the log lacks it; resumes where a stopped run left off."""
+        """Play the day's games (and their price moves) on the sandbox clock: the day starts now and
+        runs N times faster; exits when the day is over. Resumes a stopped run on its own clock;
+        a finished day is played again from its start."""
         from ingest.sandbox.play import play as run
         from ingest.samples import SAMPLES
 

@@ -165,10 +165,12 @@ def test_two_projectors_two_apis_one_broker_a_projector_killed(tmp_path):
                                        "--scopes", "read:odds,wire:connect", "--mode", "test")
         assert code == 0, created
         key = created["key"]
-        slate = httpx.get(f"{apis[0]}/v1/slate", params={"date": "2024-09-08", "tz": "America/New_York"},
+        # test mode's default slate day: the sandbox day's, on the sandbox clock
+        slate = httpx.get(f"{apis[0]}/v1/slate", params={"tz": "America/New_York"},
                           headers={"Authorization": f"Bearer {key}"}, timeout=30)
         assert slate.status_code == 200, slate.text
-        first_games = [g for g in slate.json()["data"] if g["kickoff_at"].startswith("2024-09-08T17")]  # 1 pm
+        first = min(g["kickoff_at"] for g in slate.json()["data"])
+        first_games = [g for g in slate.json()["data"] if g["kickoff_at"] == first]  # the 1 pm games
         topics = [f"market:{m['id']}" for g in first_games[:STREAM_TOPICS] for m in g["markets"]
                   if m["type"] == "h2h"][:STREAM_TOPICS]
         assert len(topics) == STREAM_TOPICS

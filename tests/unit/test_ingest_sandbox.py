@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ingest.samples import SAMPLES
 from ingest.sandbox.books import BOOKS
+from ingest.sandbox.clock import DAY_START, MAX_RUN_SECONDS, SandboxClock, ingame_on, pregame_on, reset_events, run_speed
 from ingest.sandbox.day import DAY, build_day
 from ingest.sandbox.simulation import SCORE_VALUES, SOURCE, split_score
 from schemas.events import (
@@ -137,3 +138,33 @@ def test_each_games_state_changes_have_distinct_times_and_the_final_comes_last(d
         # nothing about the game's markets or state after its final but the final suspensions
         after = [e for e in mine if e.source_ts >= final.source_ts and e is not final]
         assert after and all(isinstance(e, MarketSuspended) and e.reason == "final" for e in after), spec.source_id
+
+
+def test_a_run_plays_the_day_on_the_wall_clock_and_a_second_run_replaces_the_first(day):
+    first = SandboxClock(NOW, 60.0)
+    ingame, pregame = ingame_on(day, first), pregame_on(day, first)
+    assert [e.source_ts for e in ingame] == sorted(e.source_ts for e in ingame)  # the day's order kept
+    assert ingame[0].source_ts == NOW + (day.ingame[0].source_ts - DAY_START) / 60  # 11:00 is 2 minutes in
+    assert ingame[-1].source_ts - ingame[0].source_ts == (day.ingame[-1].source_ts - day.ingame[0].source_ts) / 60
+    games = [e for e in pregame if isinstance(e, GameScheduled)]
+    assert len(games) == 13 and all(e.source_ts == NOW for e in games)
+    early = [e for e in games if e.kickoff_at == NOW + timedelta(hours=4) / 60]  # 13:00 New York, 4 hours after 09:00
+    assert len(early) == 8
+    lives = [e for e in ingame if isinstance(e, GameStateChanged)]
+    kickoff = {e.game_id: e.kickoff_at for e in games}
+    assert all(e.source_ts >= kickoff[e.game_id] for e in lives)  # in play from kickoff, by the clock
+    # reference data is the same in every run: its IDs do not change
+    reference = {e.event_id for e in day.pregame if isinstance(e, (TeamRegistered, PlayerRegistered, InjuryReported))}
+    assert reference and reference <= {e.event_id for e in pregame}
+    # a second run is a new day: new events, every one later than the first run's
+    second = SandboxClock(ingame[-1].source_ts + timedelta(seconds=1), 60.0)
+    again = ingame_on(day, second)
+    assert not {e.event_id for e in again} & {e.event_id for e in ingame}
+    assert again[0].source_ts > ingame[-1].source_ts
+    resets = reset_events(day, second, 2, NOW)
+    assert reset_events(day, first, 1, NOW) == []
+    assert Counter(type(e).__name__ for e in resets) == {"GameStateChanged": 13, "MarketReopened": 39}
+    assert all(e.source_ts == second.anchor and getattr(e, "status", "scheduled") == "scheduled" for e in resets)
+    # `max`: the whole day within a second
+    fast = SandboxClock(NOW, run_speed(day, None))
+    assert ingame_on(day, fast)[-1].source_ts - NOW == timedelta(seconds=MAX_RUN_SECONDS)
