@@ -97,10 +97,36 @@ NICKNAMES: dict[tuple[str, str], tuple[Nicknames, ...]] = {
         "https://www.reference.com/sports-active-lifestyle/arsenal-f-c-known-gunners-52236190716aa457",
         "Why Is the Arsenal F.C. Known As \"The Gunners\"?", "Reference.com", None, CHECKED,
         "Arsenal are known as the Gunners, after the club's military origins in Woolwich")),),
+    ("epl", "bournemouth"): (Nicknames(("Cherries",), Source(
+        "https://soccer.nbcsports.com/2023/02/23/ever-wonder-why-bournemouth-are-nicknamed-the-cherries/",
+        "Ever Wonder why Bournemouth are nicknamed the Cherries?", "NBC Sports", "2023-02-23", CHECKED,
+        "AFC Bournemouth are nicknamed the Cherries")),),
+    ("epl", "brentford"): (Nicknames(("Bees",), Source(
+        "https://www.wycombewanderers.co.uk/news/2020/november/opposition-watch-brentford/",
+        "Opposition Watch: Brentford", "Wycombe Wanderers FC", "2020-11-20", CHECKED,
+        "Brentford FC are nicknamed the Bees")),),
+    ("epl", "brighton and hove albion"): (Nicknames(("Seagulls",), Source(
+        "https://www.sportskeeda.com/football/5-lesser-known-stories-about-brighton-and-hove-albion-sstl",
+        "5 lesser-known stories about Brighton and Hove Albion", "Sportskeeda", "2018-08-20", CHECKED,
+        "Brighton are commonly known as the Seagulls, later the club's official nickname")),),
+    ("epl", "crystal palace"): (Nicknames(("Eagles",), Source(
+        "https://worldsoccertalk.com/crystal-palace-primer/", None, "World Soccer Talk", None, CHECKED,
+        "Crystal Palace's nickname: the Eagles")),),
     ("epl", "everton"): (Nicknames(("Toffees",), Source(
         "https://www.reference.com/sports-active-lifestyle/everton-soccer-team-called-toffees-15fdd331415b1db0",
         "Why Is the Everton Soccer Team Called the Toffees?", "Reference.com", None, CHECKED,
         "Everton are called the Toffees")),),
+    ("epl", "fulham"): (Nicknames(("Cottagers",), Source(
+        "https://liverpooloffside.sbnation.com/2011/5/6/3107772/tea-and-crumpets-with-cottagers-confidential",
+        "Tea and Crumpets with Cottagers Confidential", "The Liverpool Offside (SB Nation)", "2011-05-06", CHECKED,
+        "Fulham are the Cottagers")),),
+    ("epl", "ipswich town"): (Nicknames(("Tractor Boys",), Source(
+        "https://footballleagueworld.co.uk/why-are-ipswich-town-nicknamed-the-tractor-boys/",
+        "Why are Ipswich Town nicknamed the Tractor Boys?", "Football League World", "2023-09-09", CHECKED,
+        "Ipswich Town are often called the Tractor Boys, a self-deprecating name from the late 1990s")),),
+    ("epl", "leicester city"): (Nicknames(("Foxes",), Source(
+        "https://www.liveabout.com/leicester-city-called-the-foxes-3896512", "Why Are Leicester City Called The Foxes?",
+        "LiveAbout", None, CHECKED, "Leicester City are called the Foxes, after Leicestershire's foxhunting history")),),
     ("epl", "manchester city"): (Nicknames(("Man City", "City", "Citizens"), Source(
         "https://www.sportingnews.com/us/soccer/news/man-city-citizens-cityzens-nickname/uzxhqmf8s8kbujgvpbgwhxpy",
         None, "The Sporting News", "2023-06-09", CHECKED,
@@ -112,6 +138,10 @@ NICKNAMES: dict[tuple[str, str], tuple[Nicknames, ...]] = {
     ("epl", "newcastle united"): (Nicknames(("Magpies", "Toon"), Source(
         "https://worldsoccertalk.com/newcastle-united-primer/", None, "World Soccer Talk", None, CHECKED,
         "Newcastle United's nickname: Magpies, or the Toon")),),
+    ("epl", "southampton"): (Nicknames(("Saints",), Source(
+        "https://sports.yahoo.com/ever-wonder-why-southampton-called-124840618.html",
+        "Ever Wonder why Southampton are called The Saints?", "NBC Sports (on Yahoo Sports)", None, CHECKED,
+        "Southampton are nicknamed the Saints, after their founding at St Mary's Church")),),
     ("epl", "tottenham hotspur"): (Nicknames(("Spurs",), _wikipedia(
         "https://sco.m.wikipedia.org/wiki/Tottenham_Hotspur_F.C.", "Tottenham Hotspur F.C.",
         "the club is commonly called Spurs; the infobox's Nickname(s) field lists Spurs", edition="Scots")),),
@@ -122,6 +152,19 @@ NICKNAMES: dict[tuple[str, str], tuple[Nicknames, ...]] = {
         "https://soccer.nbcsports.com/2023/02/18/ever-wonder-why-wolverhampton-wanderers-are-known-as-wolves/",
         None, "NBC Sports", "2023-02-18", CHECKED, "Wolverhampton Wanderers are nicknamed Wolves")),),
     # Serie A
+    ("serie_a", "atalanta"): (Nicknames(("La Dea",), Source(
+        "https://www.violanation.com/special-features/2018/3/2/17067940/what-are-the-best-team-nicknames-in-serie-a",
+        "What are the best team nicknames in Serie A?", "Viola Nation (SB Nation)", "2018-03-02", CHECKED,
+        "Atalanta have the nickname la Dea (the goddess)")),),
+    ("serie_a", "inter milan"): (
+        Nicknames(("Inter", "Internazionale"), Source(
+            "https://www.ilmessaggero.it/t/inter/", "Inter, la squadra nerazzurra di Milano", "Il Messaggero", None,
+            CHECKED, "FC Internazionale Milano is better known as Internazionale or simply Inter")),
+        Nicknames(("Nerazzurri",), Source(
+            "https://www.sportingnews.com/us/soccer/news/man-city-citizens-cityzens-nickname/uzxhqmf8s8kbujgvpbgwhxpy",
+            None, "The Sporting News", "2023-06-09", CHECKED,
+            "calls Inter Milan, Manchester City's Champions League final opponent, the Nerazzurri")),
+    ),
     ("serie_a", "juventus"): (
         Nicknames(("Juve",), Source(
             "https://panoramitalia.com/index.php/2023/05/17/how-the-old-lady-of-italian-football-earned-its-iconic-nickname/",

@@ -7,7 +7,7 @@ from collections import defaultdict
 from datetime import date
 from urllib.parse import urlsplit
 
-from ingest.team_aliases import fold
+from ingest.team_aliases import NFL_BY_KEY, fold, soccer_team_key
 from schemas.natural_keys import team_id
 from schemas.team_nicknames import BY_TEAM_ID, NICKNAMES, Nicknames, Source, nicknames
 
@@ -35,6 +35,15 @@ def test_no_name_points_at_two_teams_of_a_competition():
                 owners[(competition, fold(name))].add(key)
     shared = {name: teams for name, teams in owners.items() if len(teams) > 1}
     assert not shared
+
+
+def test_every_key_is_a_team_s_natural_key():
+    # a key no team resolves to would carry names search never uses
+    for competition, key in NICKNAMES:
+        if competition == "nfl":
+            assert key in NFL_BY_KEY, key
+        else:
+            assert soccer_team_key(competition, key) == key, (competition, key)
 
 
 def test_the_lookup_by_team_id_holds_every_name_of_the_team():
