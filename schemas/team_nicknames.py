@@ -174,6 +174,19 @@ NICKNAMES: dict[tuple[str, str], tuple[Nicknames, ...]] = {
             "Why are Juventus called \"Old Lady\"? Nickname, trophies, history", "The Sporting News", None, CHECKED,
             "Juventus' affectionate nickname is the Old Lady; another is i bianconeri (the black-and-whites)")),
     ),
+    ("serie_a", "lazio"): (Nicknames(("Biancocelesti",), _wikipedia(
+        "https://it.m.wikipedia.org/wiki/Speciale:DiffMobile/94941891",
+        "Societ\u00e0 Sportiva Lazio: differenze tra le versioni",
+        "the article's nickname field lists Biancocelesti; its text says Lazio's players are called Biancocelesti",
+        edition="Italian")),),
+    ("serie_a", "napoli"): (Nicknames(("Partenopei",), Source(
+        "https://www.cronachedellacampania.it/2025/03/napoli-maglia-parthenope/amp",
+        "Il Napoli celebra i 2.500 anni della citt\u00e0 con la maglia \u201cParthenope\u201d", "Cronache della Campania",
+        None, CHECKED, "calls Napoli il club partenopeo (the Partenopei's club)")),),
+    ("serie_a", "roma"): (Nicknames(("Giallorossi",), Source(
+        "https://www.gazzetta.it/fan-tokens/04-04-2023/roma-nuova-mascotte-si-chiama-romina-fan-token-460983973739.shtml",
+        None, "La Gazzetta dello Sport", "2023-04-04", CHECKED,
+        "calls Roma il club giallorosso and its fans i sostenitori giallorossi")),),
 }
 
 BY_TEAM_ID: dict[str, tuple[str, ...]] = {
