@@ -1,4 +1,4 @@
-"""Key-less callers are counted per address (spec 8). Pure.
+"""Key-less callers are counted per address. Pure.
 
 An IPv6 client usually holds a whole /64, so its windows and allowance are per /64; IPv4 per
 address. The address is never stored: windows and usage rows are keyed by a keyed hash of it.

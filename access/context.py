@@ -34,7 +34,7 @@ class Caller:
 
 
 class CreditState(msgspec.Struct, frozen=True):  # made on every metered call: cheap to make
-    """Spec 2.3 `credits`, after this call."""
+    """Status's `credits`, after this call."""
 
     used: int
     remaining: int

@@ -7,8 +7,8 @@ until more quota is available) on the service limit. Two policies are advertised
 rate window (named after the plan) and its credit allowance (`<plan>-credits`, one credit per
 quota unit; `w` is the length of the current credit period).
 
-The `X-RateLimit-*` fields repeat the rate window as status reports it (spec 2.3 `rate`), with
-`X-RateLimit-Reset` in Unix seconds; `X-Credits-*` repeat spec 2.3 `credits`.
+The `X-RateLimit-*` fields repeat the rate window as status reports it (`rate`), with
+`X-RateLimit-Reset` in Unix seconds; `X-Credits-*` repeat status's `credits`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _sf_string(value: str) -> str:
 
 
 def policy_item(policy: RatePolicy) -> str:
-    """One RateLimit-Policy item, e.g. `"free";q=120;w=60` (also spec 2.3 `rate.policy`)."""
+    """One RateLimit-Policy item, e.g. `"free";q=120;w=60` (also status's `rate.policy`)."""
     return f"{_sf_string(policy.name)};q={policy.limit};w={policy.window}"
 
 

@@ -1,4 +1,4 @@
-"""API key format: `svc_{mode}_{handle}{secret}` (spec 5.3). Pure.
+"""API key format: `svc_{mode}_{handle}{secret}`. Pure.
 
 The handle (16 characters, 80 bits) finds the key's row; the secret (32 characters, 160 bits)
 proves possession. Only HMAC-SHA256(server secret, whole key) is stored, so a database dump

@@ -1,4 +1,4 @@
-"""Credit periods (spec 2.3, 8): the key-less UTC day and the account billing month. Pure.
+"""Credit periods: the key-less UTC day and the account billing month. Pure.
 
 A billing month starts on the account's anchor day (the day of the month it was created) at
 00:00 UTC. In a month without that day (anchor 31 in April, 29-31 in February) it starts on the

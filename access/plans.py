@@ -1,6 +1,6 @@
-"""Plans, scopes and limits (spec 5.7 and 8). Pure: the one table every access decision reads.
+"""Plans, scopes and limits. Pure: the one table every access decision reads.
 
-Numbers are the spec's proposals; change them here and nowhere else.
+Every number lives here: change it here and nowhere else.
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ PlanName = Literal["anonymous", "free", "pro", "developer", "scale"]
 Mode = Literal["live", "test"]
 MODES: tuple[Mode, ...] = ("live", "test")
 
-# spec 5.7: every paid plan may hold these ...
+# every paid plan may hold these ...
 BASE_SCOPES = frozenset({"read:odds", "read:players", "read:reference", "run:answers", "wire:connect"})
-# ... and these only Pro (the spec's table names Pro alone; we follow it to the letter)
+# ... and these only Pro (the published plan table names Pro alone; we follow it to the letter)
 PRO_SCOPES = frozenset({"read:league", "read:tracker", "run:simulation"})
 SCOPES = BASE_SCOPES | PRO_SCOPES
 
-# spec 4: operations that need a key even though any key-less caller may reach the others.
+# operations that need a key even though any key-less caller may reach the others.
 # A route may also say so itself with opt {"credential": "key"}.
 KEY_ONLY_SCOPES = frozenset({"run:answers", "wire:connect"})
 
-# The scope that reads each kind of resource (spec 4, 5.7): the one mapping REST routes, wire
+# The scope that reads each kind of resource: the one mapping REST routes, wire
 # ticket minting and the Wire's subscribe and resume all read, so a topic never needs less than
 # its REST twin (a market topic needs `read:odds`, like GET /v1/markets/{id}). A Wire topic's
 # kind is the part before its colon (`market:mkt_…`).
@@ -40,7 +40,7 @@ def topic_scope(topic: str) -> str | None:
     return READ_SCOPES.get(topic.partition(":")[0])
 
 
-# operations outside access control: health answers load balancers, never 401/429 (spec 4.1)
+# operations outside access control: health answers load balancers, never 401/429
 UNMETERED_OPERATIONS = frozenset({"health"})
 
 

@@ -38,7 +38,7 @@ class LogReading(msgspec.Struct, frozen=True):
 
 
 class RateState(msgspec.Struct, frozen=True):
-    """The window a call counted against (spec 2.3 `rate`)."""
+    """The window a call counted against (`rate`)."""
 
     policy: RatePolicy
     resource: str  # operation name (anonymous) or `all`

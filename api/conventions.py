@@ -1,4 +1,4 @@
-"""Conventions shared by every route (spec 2.1): list envelope, cursors, metadata, datasets."""
+"""Conventions shared by every route: list envelope, cursors, metadata, datasets."""
 
 from __future__ import annotations
 

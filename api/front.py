@@ -40,11 +40,11 @@ CREDENTIAL_PARAMS = frozenset({
     "credentials", "signature", "sig", "ticket",
 })
 _SECRET_VALUE = re.compile(r"(svc_(live|test)_|bearer\s)", re.IGNORECASE)
-# a client's own correlation ID: the spec gives no bound, so this one is ours (documented in
+# a client's own correlation ID: the API contract gives it no bound, so this one is ours (documented in
 # docs/api.md); a value beyond it is refused and never echoed
 CLIENT_REQUEST_ID_MAX = 255
 _CLIENT_REQUEST_ID = re.compile(rf"[\x21-\x7e]{{1,{CLIENT_REQUEST_ID_MAX}}}")
-# the one credential a URL may carry: a wire ticket on the stream endpoint (spec 5.2)
+# the one credential a URL may carry: a wire ticket on the stream endpoint
 _TICKET_PATH = re.compile(r"^/v1/stream/")
 _ADDED = frozenset({b"request-id", b"api-version", b"client-request-id"})
 _API_VERSION = API_VERSION.encode()

@@ -11,7 +11,7 @@ from litestar.routes import BaseRoute, HTTPRoute
 from api.problems import CATALOG, Problem, problem_example
 from api.request_checks import reads_body
 
-# the errors every operation can answer with (spec 4, 7.3)
+# the errors every operation can answer with
 COMMON_ERRORS = ("invalid_request", "credential_in_url", "unsupported_api_version", "internal_error")
 # what every operation that reads a JSON body can also answer with (api.request_checks)
 BODY_ERRORS = ("payload_too_large", "unsupported_media_type")

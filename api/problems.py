@@ -1,4 +1,4 @@
-"""Problem objects (RFC 9457, spec 7): the error catalog and how an error becomes a body.
+"""Problem objects (RFC 9457): the error catalog and how an error becomes a body.
 
 Pure: no web framework here, so the Wire and the CLI can use the same catalog.
 """
@@ -34,7 +34,7 @@ class Code:
     retryable: bool = False
 
 
-# spec 7.2; `display` is safe to show to a person
+# the one error catalog; `display` is safe to show to a person
 CATALOG: dict[str, Code] = {
     "invalid_request": Code(400, "Invalid request", "Something in this request is not valid."),
     "credential_in_url": Code(
@@ -55,7 +55,7 @@ CATALOG: dict[str, Code] = {
     "operation_expired": Code(410, "Operation expired", "That operation has expired."),
     "precondition_failed": Code(412, "Precondition failed", "A precondition of this request failed."),
     "payload_too_large": Code(413, "Payload too large", "The request is too large."),
-    # not in spec 7.2: RFC 9110's status for a body in a media type the route does not read
+    # ours: RFC 9110's status for a body in a media type the route does not read
     "unsupported_media_type": Code(415, "Unsupported media type", "The request body must be sent as JSON."),
     "idempotency_key_reused": Code(422, "Idempotency key reused", "That idempotency key was used for another request."),
     "missing_execution_input": Code(422, "Missing execution input", "An input needed to run this is missing."),
@@ -82,7 +82,7 @@ CODE_BY_STATUS = {400: "invalid_request", 401: "unauthenticated", 403: "not_enti
 
 
 class Problem(msgspec.Struct, kw_only=True):
-    """The problem object of spec 7.1 (all fields always present)."""
+    """The problem object every error answers with (all fields always present)."""
 
     type: str
     title: str

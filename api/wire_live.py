@@ -27,7 +27,7 @@ from wire.tickets import key_standing
 log = structlog.get_logger("api.wire")
 SWEEP_SECONDS = 3.0  # how often keys are read again while announcements may be missed
 RECENT_SECONDS = 30.0  # a connection entering this soon after its key was announced reads it again
-WIRE_SCOPE = "wire:connect"  # what opening the Wire needs (spec 4.17), checked again at every (re)start
+WIRE_SCOPE = "wire:connect"  # what opening the Wire needs, checked again at every (re)start
 
 
 class LiveConnections:

@@ -1,4 +1,4 @@
-"""Problem objects raised as typed exceptions: the class follows the problem's `code` (spec 7.2),
+"""Problem objects raised as typed exceptions: the class follows the problem's `code`,
 and every error carries `code`, `param`, `request_id` and the whole problem."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Typed resources as the API returns them (msgspec Structs).
 
-Unknown members are ignored and most members default, so a server that adds fields (the spec's
-open enumerations and additive changes) never breaks a client that predates them.
+Unknown members are ignored and most members default, so a server that adds fields (open
+enumerations and additive changes) never breaks a client that predates them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Provenance(Model, kw_only=True):
 
 
 class Meta(Model, kw_only=True):
-    """Members common to most resources (spec 2.1)."""
+    """Members common to most resources."""
 
     as_of: datetime | None = None
     source: str | None = None
@@ -326,7 +326,7 @@ class WireTicket(Model, kw_only=True):
 
 
 class Problem(Model, kw_only=True):
-    """A problem object (RFC 9457) as the API sends it (spec 7.1)."""
+    """A problem object (RFC 9457) as the API sends it."""
 
     type: str | None = None
     title: str | None = None

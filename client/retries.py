@@ -1,7 +1,7 @@
 """When to retry and how long to wait (pure: no I/O).
 
 Retried: 429 `rate_limited` and 5xx answers, and requests that never got an answer. Never
-retried: `quota_exhausted` and any other 4xx (retrying them unchanged fails again, spec 7.3).
+retried: `quota_exhausted` and any other 4xx (retrying them unchanged fails again).
 The wait is what the server says (`Retry-After`, else the RateLimit header's `t`), else
 exponential backoff with full jitter.
 """

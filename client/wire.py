@@ -236,7 +236,7 @@ class Wire:
 
 
 class TopicStream:
-    """One topic over server-sent events (spec 4.18, 6.2), for where a socket cannot be opened.
+    """One topic over server-sent events, for where a socket cannot be opened.
 
     Each connection needs a ticket (single-use) minted for `sse` and this topic; a dropped stream
     is reopened with a new ticket and `Last-Event-ID` (the last seq applied), so missed changes

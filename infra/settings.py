@@ -75,8 +75,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # Wire streams: seconds between keep-alive pings, and the longest a stream stays open
     wire_ping_seconds: Annotated[float, msgspec.Meta(gt=0)] = 20.0
     wire_max_seconds: Annotated[int, msgspec.Meta(ge=60)] = 86_400
-    # how long a dropped Wire session stays resumable and missed deltas are kept for replay (spec
-    # 6.1: 120); shorter only to try resumes without waiting minutes
+    # how long a dropped Wire session stays resumable and missed deltas are kept for replay (120 s
+    # is the Wire's promise to clients); shorter only to try resumes without waiting minutes
     wire_resume_seconds: Annotated[int, msgspec.Meta(ge=1)] = 120
     # each Wire connection's send queue (deltas waiting for the client): past half of either bound
     # the client is warned (`slow_consumer`), past either the socket closes with 4108 (a stream

@@ -33,7 +33,7 @@ StatValue = Union[int, Decimal]
 
 
 class KnownBy(msgspec.Struct, frozen=True):
-    """One source's own ID for an entity (spec 2.1 `provenance.known_by`)."""
+    """One source's own ID for an entity (`provenance.known_by`)."""
 
     source: str
     source_id: str

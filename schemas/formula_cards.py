@@ -1,6 +1,6 @@
 """Formula cards: every calculation's formula in words, its inputs, outputs and a public source.
 
-A card is cited as `card_id@version` (spec 2.11). Bump `version` whenever what a card computes
+A card is cited as `card_id@version`. Bump `version` whenever what a card computes
 changes (formula, rounding, parameter meaning); wording fixes keep the version.
 """
 

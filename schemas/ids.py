@@ -1,4 +1,4 @@
-"""Resource IDs (spec 2.1): a prefix plus 20 characters of a 32-letter alphabet.
+"""Resource IDs: a prefix plus 20 characters of a 32-letter alphabet.
 
 Deterministic IDs hash a namespace and the entity's natural key, so a replay or a second
 machine yields the same ID; handles (requests, answers, tickets, sessions) are random.

@@ -29,7 +29,7 @@ __all__ = ["EntryError", "FORMULA", "LibraryEntry", "Source", "Url", "content_ha
 
 KINDS: tuple[str, ...] = ("term", "rule", "law", "tax", "policy", "guide", "help")
 Kind = Literal["term", "rule", "law", "tax", "policy", "guide", "help"]
-# spec 4.3's product enum, plus `exchange` (betting exchanges: several rules and terms are about them)
+# the reference filter's product enum, plus `exchange` (betting exchanges: several rules and terms are about them)
 PRODUCTS: tuple[str, ...] = (
     "sportsbook", "dfs", "pickem", "prediction_market", "sweepstakes", "season_fantasy", "horse_racing",
     "online_casino", "lottery", "exchange",
@@ -40,11 +40,11 @@ Product = Literal[
 ]
 Status = Literal["published", "draft", "retired"]
 
-# spec 4.3: ISO 3166 code, two letters optionally followed by a hyphen and 1 to 3 letters or
+# ISO 3166 code, two letters optionally followed by a hyphen and 1 to 3 letters or
 # digits (any case in a query; files hold the canonical upper case)
 JURISDICTION = r"^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$"
 CANONICAL_JURISDICTION = r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$"
-OPERATOR = r"^[a-z][a-z0-9_]{1,39}$"  # spec 4.3: lower-case letter first, 2 to 40 in all
+OPERATOR = r"^[a-z][a-z0-9_]{1,39}$"  # lower-case letter first, 2 to 40 in all
 SLUG = r"^[a-z0-9][a-z0-9-]{0,99}$"
 _SLUG = re.compile(SLUG)
 

@@ -26,7 +26,7 @@ from schemas.content import (
 )
 from schemas.ids import natural_id
 
-# spec 2.9: families B1 to B14 (betting) and F1 to F9 (fantasy); the names are ours
+# families B1 to B14 (betting) and F1 to F9 (fantasy); the names are ours
 FAMILIES: dict[str, str] = {
     "B1": "Price and line shopping",
     "B2": "Closing line value",
@@ -52,7 +52,7 @@ FAMILIES: dict[str, str] = {
     "F8": "Trades, keepers and dynasty",
     "F9": "Contest selection, bankroll and prohibited conduct",
 }
-FAMILY_PATTERN = r"^[BF][0-9]{1,2}$"  # spec 4.13's filter pattern (a family that exists or not)
+FAMILY_PATTERN = r"^[BF][0-9]{1,2}$"  # the `family` filter's pattern (a family that exists or not)
 VERDICTS = ("robust", "conditional", "weak", "myth", "prohibited")
 ROUTES = ("execute", "check_then_execute", "warn_first", "decline", "refuse")
 Verdict = Literal["robust", "conditional", "weak", "myth", "prohibited"]
@@ -189,7 +189,7 @@ def chain_number(chain: str) -> int:
 
 
 def _rules(e: StrategyFile) -> None:
-    """What a verdict implies about the route and the alternative (spec 2.9)."""
+    """What a verdict implies about the route and the alternative."""
     if (e.verdict == "prohibited") != (e.route == "refuse"):
         raise EntryError("a prohibited strategy is refused (route refuse), and only a prohibited one")
     if e.verdict == "myth" and e.route != "decline":
@@ -246,7 +246,7 @@ def load_recipe(chain: str, text: str) -> RecipeEntry:
 
 
 def version_hash(entry: StrategyEntry) -> str:
-    """What `version` follows (spec 9): the verdict and its evidence. The review dates are left
+    """What `version` follows: the verdict and its evidence. The review dates are left
     out: a re-review that changes nothing else keeps the version."""
     ev = msgspec.structs.replace(entry.evidence, reviewed_at=date(1970, 1, 1), review_due=date(1970, 1, 1))
     return digest([entry.verdict, entry.verdict_text, ev])

@@ -1,4 +1,4 @@
-"""`feed` messages (spec 6.1): tell a client when a topic's `expected_latency` or `liveness`
+"""`feed` messages: tell a client when a topic's `expected_latency` or `liveness`
 changed from what its snapshot (or the last `feed`) said. Pure: the caller passes time and
 what it read.
 

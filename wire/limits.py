@@ -1,4 +1,4 @@
-"""Open Wire connections per address and per account (spec 8), counted in Postgres so every
+"""Open Wire connections per address and per account, counted in Postgres so every
 API process sees the same numbers. Each row names the process that holds it (`wire.presence`):
 rows of a process that died stop counting as soon as Postgres notices its connection is gone
 (at once for a killed process). A connection also refreshes its row with each ping; a row not

@@ -1,4 +1,4 @@
-"""Control messages of the Wire socket (spec 6.1). Pure: the shapes, decoding, close codes.
+"""Control messages of the Wire socket. Pure: the shapes, decoding, close codes.
 
 Clients send JSON objects with an `op`; unknown members are ignored, an unknown `op` is
 answered with an `error` (`invalid_request`). Server messages are encoded from the Structs
@@ -25,11 +25,11 @@ MAX_TOPICS_PER_MESSAGE = 5_000
 CLOSE_UNAUTHENTICATED = 4001
 CLOSE_AUTH_TIMEOUT = 4002
 CLOSE_PROTOCOL = 4003
-CLOSE_SESSION_EXPIRED = 4011  # named by the spec: the session expired during resume
-CLOSE_ORIGIN = 4013  # named by the spec: a browser origin not allowed for the ticket's kind (wire.origins)
+CLOSE_SESSION_EXPIRED = 4011  # the session expired during resume
+CLOSE_ORIGIN = 4013  # a browser origin not allowed for the ticket's kind (wire.origins)
 CLOSE_FORBIDDEN = 4030  # the key may no longer open the Wire (lacks `wire:connect`)
 CLOSE_HEARTBEAT = 4100  # two pings unanswered
-CLOSE_SLOW_CONSUMER = 4108  # named by the spec
+CLOSE_SLOW_CONSUMER = 4108  # the client reads too slowly (docs/wire-deltas.md)
 CLOSE_TOO_MANY_MESSAGES = 4129
 CLOSE_UNAVAILABLE = 4150  # live updates not reachable: back off and retry
 CLOSE_LIFETIME = 4200  # the 24-hour limit: reconnect now and resume

@@ -5,8 +5,8 @@ advisory lock named by the process's number, and writes a heartbeat (`access.wir
 every second. Open-connection counts (`wire.limits`) count only rows of processes whose lock is
 held: a process killed outright (SIGKILL, OOM) loses its connection, so Postgres releases the lock
 at once and its connections stop counting within moments, not minutes. A session held by a
-connection of a dead process is resumable for 120 s from that process's last heartbeat (spec
-6.1), which is at most a second before it died (`wire.sessions`).
+connection of a dead process is resumable for 120 s from that process's last heartbeat,
+which is at most a second before it died (`wire.sessions`).
 
 A process that loses its connection reconnects and takes its lock again; meanwhile its own rows
 do not count (its clients are under-counted, never refused for it) and its sessions stay

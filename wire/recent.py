@@ -1,4 +1,4 @@
-"""The last two minutes of each topic's deltas, for resumes (spec 6.2: within 120 seconds,
+"""The last two minutes of each topic's deltas, for resumes (within 120 seconds,
 missed changes replay; otherwise a fresh snapshot comes first). Pure: the caller passes time.
 """
 
@@ -65,7 +65,7 @@ def after(entries: Iterable[tuple[int, Any]], last_seq: int) -> list[tuple[int, 
 
 
 def next_step(current: int, seq: int) -> str:
-    """What a connection that has shown `current` does with a delta of `seq` (spec 6.1 gap
+    """What a connection that has shown `current` does with a delta of `seq` (the gap
     rule): `skip` what its snapshot or an earlier delta covered, `send` the next one, and on
     any jump `resnapshot`."""
     if seq <= current:

@@ -1,4 +1,4 @@
-"""Socket sessions for resume (spec 6.1: resume within 120 seconds with the session ID, its
+"""Socket sessions for resume (resume within 120 seconds with the session ID, its
 resume token and the last seq per topic), in Postgres so a resume may reach any API process.
 
 A session is held by one connection at a time; it is kept 120 seconds after its connection

@@ -101,7 +101,7 @@ def apply_delta(state: dict[str, Any] | None, delta_type: str, data: dict[str, A
 
 
 def freshness(stale_after_ms: int | None, source: str, as_of: datetime, now: datetime) -> tuple[ExpectedLatency, Liveness]:
-    """`expected_latency` and `liveness` of a snapshot (spec 6.1). The expected latency is the
+    """`expected_latency` and `liveness` of a snapshot. The expected latency is the
     interval the topic's values are refreshed within (the REST `stale_after_ms`); liveness says
     whether the newest change is within that limit (`live`), older (`stale`), or settled (a
     final game and its markets: nothing more will change)."""

@@ -77,7 +77,7 @@ def document(handler: HTTPRouteHandler) -> None:
         *(ResponseHeader(name=n, value="", description=d, documentation_only=True) for n, d in HEADERS.items()),
     ]
     if not handler.security:
-        # a bearer key, or (where the spec allows key-less calls) nothing
+        # a bearer key, or (where an operation allows key-less calls) nothing
         keyed = handler.opt.get("credential") == "key" or handler.opt.get("scope") in KEY_ONLY_SCOPES
         handler.security = [{"bearer": []}] if keyed else [{}, {"bearer": []}]
 

@@ -1,4 +1,4 @@
-"""Shared pieces of every resource (spec 2.1): common metadata, provenance, team objects."""
+"""Shared pieces of every resource: common metadata, provenance, team objects."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class KnownBy(msgspec.Struct, kw_only=True):
 
 
 class Provenance(msgspec.Struct, kw_only=True):
-    """Where a value came from (spec 2.1): who, when the source says it was true, when we read it."""
+    """Where a value came from: who, when the source says it was true, when we read it."""
 
     source: str
     # when the source says the value was true; null when the source gives no time for it (an
@@ -38,7 +38,7 @@ class Provenance(msgspec.Struct, kw_only=True):
 
 
 class Meta(msgspec.Struct, kw_only=True):
-    """Common metadata (spec 2.1) carried by every resource."""
+    """Common metadata carried by every resource."""
 
     as_of: datetime
     source: str
@@ -50,7 +50,7 @@ class Meta(msgspec.Struct, kw_only=True):
 
 
 class TeamRef(msgspec.Struct, kw_only=True):
-    """The team object of spec 2.7."""
+    """The team object games and players embed."""
 
     id: str
     name: str

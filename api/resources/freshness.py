@@ -1,4 +1,4 @@
-"""`stale_after_ms` (spec 2.1): how long a served value stays current.
+"""`stale_after_ms`: how long a served value stays current.
 
 Values that can still change get a hint sized to how fast they move; settled values
 (final games, closed reference data) get null.

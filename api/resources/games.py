@@ -1,4 +1,4 @@
-"""Game resources (spec 2.7): list items, slate items (with markets by identity) and the
+"""Game resources: list items, slate items (with markets by identity) and the
 game detail (with markets and box scores)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from api.resources.stats import StatLine
 from api.kept import Versioned
 from schemas.wire import game_topic, market_topic
 
-# spec 2.7's open enum plus `result_unknown`: the start has passed and no source has reported on
+# the game status's open enum plus `result_unknown`: the start has passed and no source has reported on
 # the game since its schedule (docs/api.md, "Game status"); `scheduled` is still to come
 GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended", "result_unknown"]
 _STATUSES = {"scheduled", "live", "final", "postponed", "cancelled", "suspended", "result_unknown"}
@@ -28,7 +28,7 @@ class Score(msgspec.Struct, kw_only=True):
 
 
 class MarketRef(msgspec.Struct, kw_only=True):
-    """A market by identity (spec 2.7 `markets`): what it is, not what it prices."""
+    """A market by identity (`markets`): what it is, not what it prices."""
 
     id: str
     kind: Literal["game", "prop", "future", "exchange"]

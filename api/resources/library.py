@@ -1,4 +1,4 @@
-"""The reference entry record (spec 2.14 leaves it to us; docs/reference.md describes it)."""
+"""The reference entry record (ours to design; docs/reference.md describes it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""List envelopes (spec 2.1: `object` = `list`, `data`, `has_more`, `next_cursor`) per resource,
-so each route's OpenAPI document names the item type; and the slate (spec 4.9)."""
+"""List envelopes (`object` = `list`, `data`, `has_more`, `next_cursor`) per resource,
+so each route's OpenAPI document names the item type; and the slate."""
 
 from __future__ import annotations
 

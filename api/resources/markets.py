@@ -1,9 +1,9 @@
 """Market resources: a game's markets (list items) and the market detail record.
 
-The detail record is ours to design (spec 2.14 "not shown"). It serves consensus values only:
+The detail record is ours to design. It serves consensus values only:
 per outcome the consensus price (median decimal price across eligible books), the consensus
 no-vig probability under the requested devig method, and the fair price 1/p; per line the
-hold, overround and number of books. Never a book's name or a book's price (spec 1, 5.9).
+hold, overround and number of books. Never a book's name or a book's price.
 """
 
 from __future__ import annotations

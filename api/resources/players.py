@@ -1,4 +1,4 @@
-"""The player resource (spec 2.8): identity, availability, injury, news and stat lines."""
+"""The player resource: identity, availability, injury, news and stat lines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sports (spec 2.5) and competitions with their seasons (spec 2.6)."""
+"""Sports and competitions with their seasons."""
 
 from __future__ import annotations
 

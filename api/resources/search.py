@@ -1,4 +1,4 @@
-"""Search results (spec 2.4): an entity by ID, kind and name, with a small per-kind context."""
+"""Search results: an entity by ID, kind and name, with a small per-kind context."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from api.resources.common import utc
 
 # reference library kinds: `?kind=reference` selects all of them
 REFERENCE_KINDS = ("term", "rule", "law", "tax", "policy", "guide", "help")
-# the context members permitted on the API for library entries (spec 2.4)
+# the context members permitted on the API for library entries
 _REFERENCE_CONTEXT = ("topic", "jurisdiction", "summary")
 
 ContextValue = str | int | None

@@ -1,4 +1,4 @@
-"""Stat lines (spec 2.7): box scores of a game and a player's game and season lines."""
+"""Stat lines: box scores of a game and a player's game and season lines."""
 
 from __future__ import annotations
 

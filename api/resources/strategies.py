@@ -1,4 +1,4 @@
-"""Strategies (spec 2.9) and recipes (spec 2.10), from the registry's read models.
+"""Strategies and recipes, from the registry's read models.
 
 The stored record is the file as the log carries it (schemas/strategies.py); what is derived is
 derived here, from the projection: `chains` (the recipes that run a strategy), a recipe's

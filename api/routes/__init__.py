@@ -4,7 +4,7 @@ is mounted by `api.app.create_app`; adding a file adds its routes.
 Each HTTP handler declares what access control needs in `opt`:
     opt={"operation": "games.list", "scope": "read:odds", "price": 1}
 `operation` names the operation (rate-limit resource, metering), `scope` the scope a key must
-hold (None: no scope needed), `price` its credits (spec 8). Handlers without `operation` are
+hold (None: no scope needed), `price` its credits. Handlers without `operation` are
 not metered (docs, metrics). An operation that key-less callers may not reach (answers, wire
 tickets) adds `"credential": "key"`; routes read the caller with `access.context.access_of`.
 """

@@ -1,4 +1,4 @@
-"""OpenAPI pieces shared by the read routes: the error set of spec 4.5 and a 200 with an example."""
+"""OpenAPI pieces shared by the read routes: the error set of a read operation and a 200 with an example."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from litestar.openapi.spec import Example
 
 from api.openapi import problem_responses
 
-# the errors a read operation answers with (spec 4.5, 4.12)
+# the errors a read operation answers with
 READ_ERRORS = (
     "invalid_request", "credential_in_url", "unsupported_api_version", "unauthenticated", "method_not_allowed",
     "rate_limited", "internal_error", "service_unavailable", "quota_exhausted", "insufficient_scope", "not_entitled",

@@ -1,4 +1,4 @@
-"""Query and path parameter rules shared by the read routes (spec 2.1, 4.5-4.12, 8), and the
+"""Query and path parameter rules shared by the read routes, and the
 cursor positions each list pages by. Litestar validates the rules, api.request_checks what
 Litestar is lax about; a break is a 400 `invalid_request` naming the field (api.errors)."""
 

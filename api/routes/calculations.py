@@ -1,4 +1,4 @@
-"""POST /v1/calculations/{name}: the betting-maths calculators (spec group "calculations").
+"""POST /v1/calculations/{name}: the betting-maths calculators (the "calculations" group).
 
 One typed route per calculation, so each has its own request and response schema and examples.
 No key and no database needed; 1 credit each. An unknown name is 404 `not_found` with

@@ -1,4 +1,4 @@
-"""GET /v1/competitions (spec 4.7): competitions by slug, each with its seasons newest first."""
+"""GET /v1/competitions: competitions by slug, each with its seasons newest first."""
 
 from __future__ import annotations
 

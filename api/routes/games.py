@@ -1,4 +1,4 @@
-"""GET /v1/games (spec 4.8) and GET /v1/games/{game_id} (spec 4.10)."""
+"""GET /v1/games and GET /v1/games/{game_id}."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /health (spec 2.2, 4.1): always 200 while the process answers."""
+"""GET /health: always 200 while the process answers."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""GET /v1/reference (spec 4.3) and GET /v1/reference/{topic_id} (spec 4.4): the reference
-library, published entries only. No key needed (spec 5.5); 1 credit each (docs/reference.md)."""
+"""GET /v1/reference and GET /v1/reference/{topic_id}: the reference
+library, published entries only. No key needed; 1 credit each (docs/reference.md)."""
 
 from __future__ import annotations
 

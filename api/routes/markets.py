@@ -1,6 +1,6 @@
-"""GET /v1/markets?game_id=… (a game's markets) and GET /v1/markets/{market_id} (spec 4.11).
+"""GET /v1/markets?game_id=… (a game's markets) and GET /v1/markets/{market_id}.
 
-The detail record (spec 2.14 "not shown") is designed in docs/api.md: consensus prices, no-vig
+The detail record (ours to design) is described in docs/api.md: consensus prices, no-vig
 probabilities under the `devig` method asked for, hold, overround and book counts for the main
 and the alternate lines, the formula card used and `rg_line`. Never a book's price."""
 
@@ -31,7 +31,7 @@ DETAILS: Versioned[MarketDetail] = Versioned()
 
 
 def devig_card(method: str) -> str:
-    """The formula card reference `devig.<method>@<version>` (spec 2.11) from the odds maths' registry."""
+    """The formula card reference `devig.<method>@<version>` from the odds maths' registry."""
     return cards.ref(f"devig.{method}")
 
 

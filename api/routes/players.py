@@ -1,4 +1,4 @@
-"""GET /v1/players/{player_id} (spec 4.12, 2.8)."""
+"""GET /v1/players/{player_id}."""
 
 from __future__ import annotations
 

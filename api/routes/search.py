@@ -1,4 +1,4 @@
-"""GET /v1/search (spec 4.5): competitions, teams, players, games and library entries by name,
+"""GET /v1/search: competitions, teams, players, games and library entries by name,
 best match first; close spellings are found."""
 
 from __future__ import annotations

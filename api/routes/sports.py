@@ -1,4 +1,4 @@
-"""GET /v1/sports (spec 4.6): every sport on one page, by slug, with its competitions."""
+"""GET /v1/sports: every sport on one page, by slug, with its competitions."""
 
 from __future__ import annotations
 

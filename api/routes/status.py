@@ -1,4 +1,4 @@
-"""GET /v1/status (spec 2.3, 4.2): how the caller was identified and what this call counted against."""
+"""GET /v1/status: how the caller was identified and what this call counted against."""
 
 from __future__ import annotations
 

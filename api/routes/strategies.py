@@ -1,4 +1,4 @@
-"""The strategy registry (spec 4.13-4.15): GET /v1/strategies, GET /v1/strategies/{strategy_id},
+"""The strategy registry: GET /v1/strategies, GET /v1/strategies/{strategy_id},
 POST /v1/strategies/{strategy_id}:check, GET /v1/recipes and GET /v1/recipes/{recipe_id}.
 
 One credit each, no key needed. Lists are one page, in ledger order (strategies) or chain order

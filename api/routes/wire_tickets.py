@@ -1,4 +1,4 @@
-"""POST /v1/wire/tickets (spec 2.12, 4.17): a single-use ticket to open the Wire, valid 60 s.
+"""POST /v1/wire/tickets: a single-use ticket to open the Wire, valid 60 s.
 
 Needs a key with `wire:connect` (key-less callers get 401). Costs 1 credit, like a read: the
 spec leaves the price open and lists `quota_exhausted` for this operation, so minting is metered.
@@ -33,7 +33,7 @@ from api.routes._db import read_models
 from wire.tickets import mint_ticket
 from wire.topics import distinct_topics, topic_error
 
-MAX_TOPICS = 5000  # spec 8, whatever the plan
+MAX_TOPICS = 5000  # whatever the plan
 SOCKET_PATH = "/v1/wire"
 STREAM_PATH = "/v1/stream/{topic}"
 

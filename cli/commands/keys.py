@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
     def create(
         account: Annotated[str, typer.Option("--account", help="Account name; created on first use with --plan")],
         plan: Annotated[PlanChoice, typer.Option("--plan", help="The account's plan")],
-        scopes: Annotated[str, typer.Option("--scopes", help="Comma-separated scopes the plan allows (spec 5.7)")],
+        scopes: Annotated[str, typer.Option("--scopes", help="Comma-separated scopes the plan allows")],
         mode: Annotated[ModeChoice, typer.Option("--mode", help="live data, or the test sandbox")] = ModeChoice.live,
         data_dir: DataDir = None,
         as_json: JsonFlag = False,

@@ -4,7 +4,7 @@ that moves when what the entry says changes, and every revision kept in order.
 Events of one entry come in log order (one key, one partition). The same event twice (the same
 `event_id`: a record sent again after a crash) changes nothing. A retirement keeps the last text
 (the history shows what was retired); a later publication brings the entry back. What moves the
-version is the kind's own hash: for a strategy, its verdict and evidence (spec 9).
+version is the kind's own hash: for a strategy, its verdict and evidence.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def app_settings(settings, redis_url):  # noqa: F811
 
 
 def assert_headers_match_status(headers, body: dict) -> None:
-    """Spec 4.2: the status values are also in the headers."""
+    """The status values are also in the headers."""
     rate, credits = body["rate"], body["credits"]
     assert headers["x-ratelimit-limit"] == str(rate["limit"])
     assert headers["x-ratelimit-remaining"] == str(rate["remaining"])

@@ -1,5 +1,5 @@
-"""Conventions every read route keeps (spec 2.1, 4, 7): headers, problem objects with the exact
-status, code and param of spec 7.3, keyless access, the sandbox for test keys."""
+"""Conventions every read route keeps: headers, problem objects with the exact
+status, code and param of the error catalog, keyless access, the sandbox for test keys."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ READ_ROUTES = ("/v1/sports", "/v1/competitions", "/v1/games", "/v1/slate", "/v1/
 _ID = re.compile(r"^(spt|cmp|ssn|tm|plr|gm|mkt|req)_[0-9a-hjkmnp-tv-z]{20}$")
 
 
-# (path, status, code, param): spec 7.3 and the route rules
+# (path, status, code, param): the error catalog and the route rules
 BAD_REQUESTS = [
     ("/v1/games?status=paused", 400, "invalid_request", "status"),
     ("/v1/games?week=31", 400, "invalid_request", "week"),

@@ -1,4 +1,4 @@
-"""Spec 1 and DESIGN invariant 7: no list is ever ordered by a betting measure. This module
+"""docs/architecture.md invariant 7: no list is ever ordered by a betting measure. This module
 rewrites every price in its own copy of the read models."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from tests.support.read_models import nfl_game_id
 
 
 async def test_list_order_is_independent_of_prices(api, api_db, sample):
-    """Reversing every price and probability changes no list's order (spec 1: never ordered by
+    """Reversing every price and probability changes no list's order (never ordered by
     a betting measure)."""
     week = {"competition": "nfl", "season": "2024", "week": 1}
     gid = nfl_game_id(next(g for g in sample.schedule if g["game_id"] == "2024_01_BAL_KC"))

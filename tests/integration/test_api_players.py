@@ -1,4 +1,4 @@
-"""GET /v1/players/{player_id}: identity, availability, injury, news and stat lines (spec 2.8),
+"""GET /v1/players/{player_id}: identity, availability, injury, news and stat lines,
 from the real nflverse 2024 injury reports and weekly stats."""
 
 from __future__ import annotations

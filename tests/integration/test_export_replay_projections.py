@@ -1,4 +1,4 @@
-"""A replay of an export of a log reproduces the same projections (issue 3 and DESIGN invariant 2).
+"""A replay of an export of a log reproduces the same projections (issue 3; docs/architecture.md invariant 2).
 
 Every live sample file is ingested and projected; the log is exported, replayed into the sandbox
 dataset's empty log and projected there; every read model and every topic's seq must be equal.

@@ -28,7 +28,7 @@ GAME_TOPIC = f"game:{GID}"
 
 
 async def _set_scopes(settings, key_id_of: str, scopes: list[str]) -> None:
-    """Change a key's scopes in the database (an operator's correction; spec 5.7)."""
+    """Change a key's scopes in the database (an operator's correction)."""
     conn = await asyncpg.connect(settings.database_url)
     try:
         await conn.execute("UPDATE access.api_keys k SET scopes = $2 FROM access.accounts a "

@@ -1,4 +1,4 @@
-"""`feed` messages end to end (spec 6.1: a `feed` reports changes to a topic's expected latency
+"""`feed` messages end to end (a `feed` reports changes to a topic's expected latency
 or liveness): feed events stamped relative to the wall clock -> the projector process ->
 wire.deltas -> the served API -> a socket and a stream. A quiet topic turns stale by time, a
 change makes it live again, a final game settles, and its market settles with it (which no market

@@ -1,4 +1,4 @@
-"""Browser origins on the Wire socket (spec 6.1), end to end: checked before the upgrade (HTTP
+"""Browser origins on the Wire socket, end to end: checked before the upgrade (HTTP
 403, the ticket unused), per kind of ticket (API key, first-party session, card tool), an empty
 list allows no browser, and clients that send no `Origin` (not browsers) pass."""
 

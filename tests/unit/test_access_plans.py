@@ -1,4 +1,4 @@
-"""The plan table is spec 5.7 and 8, number for number."""
+"""The plan table (access/plans.py), number for number."""
 
 from __future__ import annotations
 

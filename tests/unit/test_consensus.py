@@ -149,7 +149,7 @@ def test_worked_example_three_books():
 
 
 def test_a_one_book_line_serves_no_number_and_says_why():
-    """Issue 19 item 12: one bookmaker's price is not a consensus (spec 1, 5.9)."""
+    """Issue 19 item 12: one bookmaker's price is not a consensus."""
     _, rowsets, deltas = fold([GAME, ev.quote(GID, "draftkings", [-110, -105], market_type="spreads", point="-3")])
     (row,) = served_lines(rowsets).values()
     outcomes = msgspec.json.decode(row[6])

@@ -1,4 +1,4 @@
-"""IDs (spec 2.1): format, stability across processes and machines, and the natural-key rules."""
+"""IDs: format, stability across processes and machines, and the natural-key rules."""
 
 from __future__ import annotations
 

@@ -211,7 +211,7 @@ def test_injuries_with_line_breaks_inside_quotes(resolver_with_games):
 
 def test_every_injury_report_status_is_mapped_to_words_and_a_game_day(resolver_with_games):
     """Issue 20 item 8: a designation in words on every report, and game_day active, inactive
-    or out (spec 2.8), for every value the file uses, counted against the file itself."""
+    or out, for every value the file uses, counted against the file itself."""
     resolver, _ = resolver_with_games
     path = SAMPLES / "injuries_2024_weeks01-10.csv"
     with open(path, newline="") as f:
