@@ -82,6 +82,7 @@ class Subscription:
         self.resumes = 0  # how many times the stream resumed (for tests and metrics)
         self.snapshots = 0
         self.warnings: list[dict[str, Any]] = []
+        self.closes: list[int] = []  # each drop's close code (1006: no close frame), oldest first
         self._max_backoff = max_backoff
         self._ws: Any = None
         self._closed = False
@@ -128,6 +129,7 @@ class Subscription:
 
     def _on_close(self, code: int, reason: str) -> bool:
         """After a close: True to back off first. Raises on fatal codes."""
+        self.closes.append(code)
         if code == CLOSE_SESSION_EXPIRED:
             self.session_id = self.resume_token = None  # a new session, fresh snapshots
             return False

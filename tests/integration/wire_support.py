@@ -23,16 +23,17 @@ ALLOWED_ORIGIN = "https://app.example.com"
 
 
 @asynccontextmanager
-async def wire_stack(settings, tmp_path, events):
+async def wire_stack(settings, tmp_path, events, **env_overrides: str):
     """Yields (client of the served API, a free-plan key with wire:connect and read:odds, the API's base URL);
-    browsers may open the socket only from ALLOWED_ORIGIN."""
+    browsers may open the socket only from ALLOWED_ORIGIN. `env_overrides`: the API's environment
+    beyond that (`SVC_WIRE_PING_SECONDS`, send queue bounds)."""
     await ev.publish(settings, events)
     projector = start_projector(settings, tmp_path / "projector.log")
     try:
         assert await caught_up(settings, 120)
         key = await make_key(settings, "acme", "free", {"wire:connect", "read:odds"})
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-               "SVC_WIRE_PING_SECONDS": "0.5", "SVC_WIRE_ORIGINS": ALLOWED_ORIGIN}
+               "SVC_WIRE_PING_SECONDS": "0.5", "SVC_WIRE_ORIGINS": ALLOWED_ORIGIN, **env_overrides}
         with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:
             async with httpx.AsyncClient(base_url=base, timeout=30) as client:
                 yield client, key, base
