@@ -495,16 +495,29 @@ async def slate(conn: asyncpg.Connection, schema: str, r: u.Reading, named: Name
         season = str(r.season) if r.season else await reads.latest_season(conn, schema, comp, at)
         if r.season is None:
             facts.assume("season", f"Took week {r.week} of the {season} season (the latest with games in the data).")
-        rows = await reads.week_games(conn, schema, competition=comp, season=season or "", week=r.week, limit=50)
-        facts.words.update(scope=f"week {r.week} of the {season} {comp.upper().replace('_', ' ')} season")
+        facts.basis = {"category": int(Category.SLATE), "competition": comp, "season": season or "", "week": r.week}
     else:
         day = day_of(r, at) or at.astimezone(EASTERN).date()
         if shifted and not r.dates:
             facts.assume("date", f"No games are near today in the data: took the day relative to {at:%Y-%m-%d}, "
                                  "its latest game day.")
+        facts.basis = {"category": int(Category.SLATE), "competition": competition, "day": day.isoformat()}
+    return await slate_of(conn, schema, facts, facts.basis)
+
+
+async def slate_of(conn: asyncpg.Connection, schema: str, facts: Facts, basis: dict[str, Any]) -> Facts:
+    """A slate answer's facts: the games of a week (`competition`, `season`, `week`) or of a day
+    (`day`, `competition` or None); also how a live answer is re-derived."""
+    facts.basis = basis
+    if basis.get("week") is not None:
+        comp, season, week = basis["competition"], basis["season"], basis["week"]
+        rows = await reads.week_games(conn, schema, competition=comp, season=season, week=week, limit=50)
+        facts.words.update(scope=f"week {week} of the {season} {comp.upper().replace('_', ' ')} season")
+    else:
+        day = date.fromisoformat(basis["day"])
         starts, ends = day_bounds(day)
         _, rows = await reads.day_games(conn, schema, starts_at=starts, ends_at=ends, day=day,
-                                        competition=competition, limit=50)
+                                        competition=basis["competition"], limit=50)
         facts.words.update(scope=f"{day:%A %B} {day.day}, {day.year} (US Eastern)")
     if not rows:
         raise NotAnswerable(f"games in {facts.words['scope']}")

@@ -4,7 +4,7 @@ that says something different goes out on the answer's own Wire topic `answer:{a
 `answer.update` delta, superseding the version before (`supersedes`), seq = its version.
 
 No question is needed (or kept): the answer's `basis`, stored with it, names the game it read and
-the market types and devig method asked for, and re-derivation runs the same compute and compose
+the market types and devig method asked for (a slate: the day or week and competition), and re-derivation runs the same compute and compose
 code as the first answer. The previous version's assumptions about how the question was read
 (which game, which team) carry over.
 
@@ -55,19 +55,22 @@ async def rederive(conn: asyncpg.Connection, schema: str, basis: dict[str, Any],
                    now: datetime) -> Answer | None:
     """The answer again from the read models as they are now, superseding `previous`; None when
     it can no longer be answered (its game or markets gone)."""
-    row = await reads.game_by_id(conn, schema, basis["game_id"])
-    if row is None:
-        return None
     category = Category(basis["category"])
     facts = Facts(category, wagering=category == Category.MARKET)
     try:
-        if category == Category.MARKET:
-            types = set(basis["types"]) if basis.get("types") else None
-            await compute.market_of(conn, schema, facts, row, types, basis.get("method"))
-        elif category == Category.GAME:
-            compute.game_of(facts, row)
+        if category == Category.SLATE:
+            await compute.slate_of(conn, schema, facts, basis)
         else:
-            return None
+            row = await reads.game_by_id(conn, schema, basis["game_id"])
+            if row is None:
+                return None
+            if category == Category.MARKET:
+                types = set(basis["types"]) if basis.get("types") else None
+                await compute.market_of(conn, schema, facts, row, types, basis.get("method"))
+            elif category == Category.GAME:
+                compute.game_of(facts, row)
+            else:
+                return None
     except compute.NotAnswerable:
         return None
     facts.assumptions = [a for a in previous.assumptions if a.kind not in _REMADE] + facts.assumptions
