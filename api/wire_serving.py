@@ -7,11 +7,13 @@ import asyncio
 from datetime import datetime, timezone
 from types import EllipsisType
 from typing import Any
+from urllib.parse import urlsplit
 
 import asyncpg
 import msgspec
 import structlog
 
+from access.address import header_value
 from access.headers import retry_after
 from access.plans import PLANS, topic_scope
 from api.access.service import AccessService
@@ -32,7 +34,7 @@ from wire.limits import OpenConnections
 from wire.presence import Presence
 from wire.messages import Feed
 from wire.snapshots import freshness, game_snapshot, market_snapshot
-from wire.origins import Origins
+from wire.origins import Origins, normalised
 from wire.sessions import Session, SessionStore
 from wire.tickets import TicketGrant, redeem_ticket, ticket_kind
 
@@ -151,9 +153,30 @@ async def admit_attempt(service: AccessService, address: str) -> None:
         )
 
 
-def wire_origins(settings: Any) -> Origins:
-    """Which browser origins may use which kind of ticket (`wire.origins`)."""
-    return Origins.of(settings.wire_origins, settings.wire_first_party_origins, settings.wire_card_origins)
+def wire_origins(settings: Any, scope: Any = None) -> Origins:
+    """Which browser origins may use which kind of ticket (`wire.origins`); with the connection's
+    `scope`, the API's own origin may use `session` tickets (the first-party page, `api/routes/site.py`)."""
+    origins = Origins.of(settings.wire_origins, settings.wire_first_party_origins, settings.wire_card_origins)
+    return origins if scope is None else origins.with_own(own_origins(settings, scope))
+
+
+def own_origins(settings: Any, scope: Any) -> frozenset[str]:
+    """The API's own origin as a browser names it: `SVC_PUBLIC_URL`'s when set, and the one this
+    connection came to (its `Host`, https for a TLS connection)."""
+    found = set()
+    if settings.public_url:
+        found.add(origin_of_url(settings.public_url))
+    host = header_value(scope, b"host")
+    if host:
+        secure = scope.get("scheme") in ("https", "wss")
+        found.add(normalised(f"{'https' if secure else 'http'}://{host}"))
+    return frozenset(found)
+
+
+def origin_of_url(url: str) -> str:
+    """`https://api.example.com/base` -> `https://api.example.com`."""
+    parts = urlsplit(url)
+    return normalised(f"{parts.scheme}://{parts.netloc}")
 
 
 async def peek_kind(pool: asyncpg.Pool | None, service: AccessService, ticket: str) -> str | None:

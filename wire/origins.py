@@ -33,6 +33,11 @@ class Origins:
     def of(cls, key: str, session: str, card: str) -> "Origins":
         return cls({"key": parse(key), "session": parse(session), "card": parse(card)})
 
+    def with_own(self, own: frozenset[str]) -> "Origins":
+        """These origins, the API's own added for `session` tickets: the first-party page is served
+        by the API itself (`/`), so a browser showing it sends the API's own origin."""
+        return Origins({**self.by_kind, "session": self.by_kind.get("session", frozenset()) | own})
+
     def allows(self, kind: str, origin: str | None) -> bool:
         """Whether a ticket of this kind may be used from this `Origin` (None: not a browser)."""
         return origin is None or normalised(origin) in self.by_kind.get(kind, frozenset())

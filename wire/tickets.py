@@ -14,6 +14,7 @@ import asyncpg
 
 from access.keys import key_digest as ticket_digest  # the same keyed hash as API keys
 from access.plans import PLANS
+from access.store import create_key
 from schemas.ids import is_id, random_id
 
 TICKET_SECONDS = 60  # spec 8: a ticket lives at most 60 seconds
@@ -108,3 +109,32 @@ async def redeem_ticket(
     return TicketGrant(row["key_id"], row["account_id"], row["account_plan"], row["mode"], row["transport"],
                        None if topics is None else tuple(topics), row["expires_at"],
                        standing_scopes(row["scopes"], row["account_plan"]), row["kind"])
+
+
+# The first-party site (api/routes/site.py) mints `session` tickets for its page's visitors. A
+# ticket stands on a key row (redeeming and resuming read its scopes, and revoking it ends its
+# connections), so the site has an account of its own with one key nobody holds: made here the
+# first time, its secret never kept. `svc keys revoke` on it switches the site's live updates
+# off; a new key of the account (`svc keys create --account "first-party site" --plan scale
+# --scopes read:odds,wire:connect`) switches them back on.
+SITE_ACCOUNT = "first-party site"
+SITE_PLAN = "scale"  # its Wire topic limit bounds one page's topics; connections count per visitor
+SITE_SCOPES = frozenset({"read:odds", "wire:connect"})  # game and market topics, nothing else
+
+
+async def site_key(conn: asyncpg.Connection, secret: bytes) -> tuple[str, str] | None:
+    """(key ID, plan) of the key behind the site's session tickets: its account's newest unrevoked
+    key, made with the account the first time; None when the account's keys are all revoked."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('svc first-party site key'))")
+        row = await conn.fetchrow(
+            "SELECT k.id, a.plan FROM access.api_keys k JOIN access.accounts a ON a.id = k.account_id "
+            "WHERE a.name = $1 AND k.revoked_at IS NULL ORDER BY k.created_at DESC, k.id LIMIT 1", SITE_ACCOUNT,
+        )
+        if row is not None:
+            return row["id"], row["plan"]
+        if await conn.fetchval("SELECT 1 FROM access.accounts WHERE name = $1", SITE_ACCOUNT):
+            return None  # switched off by revoking: never re-made behind the operator's back
+        _, record = await create_key(conn, secret, account=SITE_ACCOUNT, plan=SITE_PLAN, scopes=set(SITE_SCOPES),
+                                     mode="live")
+        return record.key_id, record.plan

@@ -77,6 +77,14 @@ async def get_slate(
     limit: Annotated[int, page_limit(25, 50)] = 25,
     cursor: Cursor = None,
 ) -> Slate:
+    return await build_slate(request, day, tz, sport, competition, status, limit, cursor)
+
+
+async def build_slate(
+    request: Request, day: date | None, tz: str, sport: str | None = None, competition: str | None = None,
+    status: str | None = None, limit: int = 25, cursor: str | None = None,
+) -> Slate:
+    """One page of the slate in the request's dataset (also the first-party page's, api/routes/site.py)."""
     local = zone(tz)
     async with read_models(request) as (conn, schema):
         if day is None:

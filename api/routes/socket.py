@@ -413,7 +413,7 @@ async def wire_socket(socket: WebSocket) -> None:
     app_state = socket.app.state.app_state
     service = service_for(socket.scope)
     origin = header_value(socket.scope, b"origin")
-    origins = wire_origins(app_state.settings)
+    origins = wire_origins(app_state.settings, socket.scope)  # the first-party page: the API's own origin
     # a browser from an origin no ticket (or not the offered ticket's kind) may be used from is
     # refused before the upgrade: HTTP 403, and the ticket stays unused
     if not origins.any_allows(origin) or (origin is not None and ticket is not None

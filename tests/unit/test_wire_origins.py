@@ -28,3 +28,10 @@ def test_empty_lists_allow_no_browser_and_every_non_browser(kind, origin):
     none = Origins.of("", " , ", "")
     assert not none.allows(kind, origin) and not none.any_allows(origin)
     assert none.allows(kind, None) and none.any_allows(None)  # no Origin: not a browser
+
+
+def test_the_apis_own_origin_may_use_session_tickets_only():
+    own = ORIGINS.with_own(frozenset({"http://127.0.0.1:8000"}))
+    assert own.allows("session", "http://127.0.0.1:8000") and own.allows("session", "https://svc.example")
+    assert not own.allows("key", "http://127.0.0.1:8000") and not own.allows("card", "http://127.0.0.1:8000")
+    assert own.any_allows("http://127.0.0.1:8000") and not ORIGINS.any_allows("http://127.0.0.1:8000")

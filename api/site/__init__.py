@@ -1,0 +1,1 @@
+"""The first-party slate page's files (HTML, CSS, script), served by `api/routes/site.py`."""
