@@ -12,6 +12,7 @@ import os
 import time
 from datetime import date, datetime, timezone
 
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -32,6 +33,7 @@ GAMES = [ev.game(home, away, day=DAY, kickoff=kickoff) for (home, away), kickoff
 TEAMS = [ev.team(key) for pair in KICKOFFS for key in pair]
 # changes reach the page within this long: generous, the CI box runs other tests beside it
 CHANGE_SECONDS = 15
+LOAD_SECONDS = 30  # the page, its slate, a ticket, the socket and every snapshot
 BACK_SECONDS = 45  # the API killed, restarted on its port, and the page caught up
 
 
@@ -50,9 +52,13 @@ def _text(driver, css: str) -> str:
 
 
 def _wait(driver, seconds: float, until, what: str) -> float:
-    """Seconds until `until(driver)` held; fails naming `what`."""
+    """Seconds until `until(driver)` held; fails naming `what`, with the page's status and console."""
     started = time.monotonic()
-    WebDriverWait(driver, seconds, poll_frequency=0.1).until(until, message=f"page never showed {what}")
+    try:
+        WebDriverWait(driver, seconds, poll_frequency=0.1).until(until)
+    except TimeoutException:
+        raise AssertionError(f"page never showed {what} in {seconds} s; status {_text(driver, '#status')!r}; "
+                             f"console {driver.get_log('browser')}") from None
     return time.monotonic() - started
 
 
@@ -74,7 +80,7 @@ async def test_the_slate_page_follows_the_sandbox_live_across_an_api_restart(set
                 driver.execute_script("window.loadedOnce = true")  # gone if the page ever reloads
 
                 # every game of the sandbox day, each main line priced (its snapshot arrived)
-                _wait(driver, CHANGE_SECONDS, lambda d: len(d.find_elements(By.CSS_SELECTOR, "td.price")) == 3 * 3 * 2,
+                _wait(driver, LOAD_SECONDS, lambda d: len(d.find_elements(By.CSS_SELECTOR, "td.price")) == 3 * 3 * 2,
                       "every game's prices")
                 articles = driver.find_elements(By.CSS_SELECTOR, "article.game")
                 assert [a.get_attribute("data-game") for a in articles] == [g.game_id for g in GAMES]
