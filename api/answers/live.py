@@ -25,6 +25,7 @@ from typing import Any
 import asyncpg
 import msgspec
 import structlog
+from aiokafka.errors import KafkaError
 
 from api.answers import compose, compute, reads, store
 from api.answers.categories import Category
@@ -39,6 +40,7 @@ from wire.fanout import DeltaFanout
 log = structlog.get_logger("api.answers.live")
 KIND = "answer"
 DELTA_TYPE = "answer.update"
+RETRY_SECONDS = 1.0
 _ids = RandomIds("answer")
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder(Answer).decode
@@ -121,7 +123,13 @@ class LiveAnswers:
                 for t in topics:
                     if t not in subs:  # subscribed before the read below: no delta falls between
                         subs[t] = self._fanout.subscribe(dataset, t, inbox)
-                topics = await self._refresh(dataset, answer_id)
+                try:
+                    topics = await self._refresh(dataset, answer_id)
+                except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
+                        KafkaError) as exc:  # the database or the broker away for a moment: try again
+                    log.warning("live answer not re-derived yet", answer_id=answer_id, error=repr(exc))
+                    await asyncio.sleep(RETRY_SECONDS)
+                    continue
                 if not topics:
                     break
                 await inbox.get()
