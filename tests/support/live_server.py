@@ -13,6 +13,7 @@ from typing import Iterator
 import httpx
 
 from infra.net import free_port
+from infra.supervisor import API_ALLOCATOR_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,7 @@ def api_process(
     port = port or free_port()
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
-        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **extra_env,
+        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **API_ALLOCATOR_ENV, **extra_env,
     }
     argv = [
         sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
