@@ -75,6 +75,21 @@ CATALOG: dict[str, Code] = {
     "upstream_timeout": Code(504, "Upstream timeout", "A service we depend on timed out.", True),
 }
 
+# Catalog codes no route raises yet, each with the feature it waits for (clients can handle them
+# already; each has its help entry). Every other code is raised somewhere:
+# tests/unit/test_problem_catalog.py scans the sources for both.
+RESERVED: dict[str, str] = {
+    "attestation_required": "attestations, whose conditions are not published",
+    "version_sunset": "retiring an API version (the one version served is current)",
+    "operation_expired": "stored operations fetched later",
+    "precondition_failed": "conditional request headers",
+    "ref_not_allowed_in_batch": "batch requests",
+    "formula_explain_only": "formula cards that no calculation runs",
+    "needs_operator": "answers that depend on one operator's house rules",
+    "upstream_error": "calls to services outside this one (a failure)",
+    "upstream_timeout": "calls to services outside this one (no answer in time)",
+}
+
 CODE_BY_STATUS = {400: "invalid_request", 401: "unauthenticated", 403: "not_entitled", 404: "not_found",
                   405: "method_not_allowed", 413: "payload_too_large",
                   415: "unsupported_media_type", 429: "rate_limited",
