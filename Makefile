@@ -28,6 +28,7 @@ test: $(STAMP)
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 bench: $(STAMP)
+	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m tests.perf.run $(ARGS)
 
 docs: openapi asyncapi

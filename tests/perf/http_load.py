@@ -1,8 +1,10 @@
 """A closed-loop HTTP/1.1 load generator for when `wrk` is not installed: N keep-alive connections,
 each sending its next request when the last answer arrived. Run in its own process so it does not
 share the server's event loop; prints one JSON line: requests, seconds, errors, latencies (ms) p50/p99.
+Several URLs (same host): a mix, each connection taking them in turn from its own starting point;
+`paths` then gives requests, errors and p50/p99 per URL path as well.
 
-    python -m tests.perf.http_load URL --connections 64 --seconds 10 [--header "K: V"]
+    python -m tests.perf.http_load URL [URL ...] --connections 64 --seconds 10 [--header "K: V"]
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import time
 from urllib.parse import urlsplit
 
 
-async def _client(host: str, port: int, request: bytes, stop: float, latencies: list[float], errors: list[int]) -> None:
+async def _client(host: str, port: int, requests: list[bytes], first: int, stop: float,
+                  latencies: list[list[float]], errors: list[list[int]]) -> None:
     reader, writer = await asyncio.open_connection(host, port)
+    n = first
     try:
         while time.perf_counter() < stop:
+            i = n % len(requests)
+            n += 1
             started = time.perf_counter()
-            writer.write(request)
+            writer.write(requests[i])
             head = await reader.readuntil(b"\r\n\r\n")
             status = int(head[9:12])
             length = 0
@@ -27,32 +33,44 @@ async def _client(host: str, port: int, request: bytes, stop: float, latencies: 
                 if line[:15].lower() == b"content-length:":
                     length = int(line[15:])
             await reader.readexactly(length)
-            latencies.append((time.perf_counter() - started) * 1000)
+            latencies[i].append((time.perf_counter() - started) * 1000)
             if status >= 400:
-                errors.append(status)
+                errors[i].append(status)
     finally:
         writer.close()
 
 
-async def _main(url: str, connections: int, seconds: float, headers: list[str]) -> dict:
-    parts = urlsplit(url)
-    target = parts.path + (f"?{parts.query}" if parts.query else "")
+def _pick(latencies: list[float], q: float) -> float:
+    return latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else 0.0
+
+
+async def _main(urls: list[str], connections: int, seconds: float, headers: list[str]) -> dict:
+    parts = [urlsplit(url) for url in urls]
     extra = "".join(f"{h}\r\n" for h in headers)
-    request = f"GET {target} HTTP/1.1\r\nHost: {parts.hostname}\r\n{extra}\r\n".encode()
-    latencies: list[float] = []
-    errors: list[int] = []
+    targets = [p.path + (f"?{p.query}" if p.query else "") for p in parts]
+    requests = [f"GET {target} HTTP/1.1\r\nHost: {parts[0].hostname}\r\n{extra}\r\n".encode() for target in targets]
+    latencies: list[list[float]] = [[] for _ in urls]
+    errors: list[list[int]] = [[] for _ in urls]
     started = time.perf_counter()
     stop = started + seconds
-    await asyncio.gather(*(_client(parts.hostname, parts.port, request, stop, latencies, errors) for _ in range(connections)))
+    await asyncio.gather(*(_client(parts[0].hostname, parts[0].port, requests, c, stop, latencies, errors)
+                           for c in range(connections)))
     elapsed = time.perf_counter() - started
-    latencies.sort()
-    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else 0.0  # noqa: E731
-    return {"requests": len(latencies), "seconds": elapsed, "errors": len(errors), "p50_ms": pick(0.5), "p99_ms": pick(0.99)}
+    every = sorted(ms for per_url in latencies for ms in per_url)
+    out = {"requests": len(every), "seconds": elapsed, "errors": sum(map(len, errors)), "p50_ms": _pick(every, 0.5),
+           "p99_ms": _pick(every, 0.99)}
+    if len(urls) > 1:
+        out["paths"] = {}
+        for target, per_url, errs in zip(targets, latencies, errors):
+            per_url.sort()
+            out["paths"][target] = {"requests": len(per_url), "errors": len(errs), "statuses": sorted(set(errs)),
+                                    "p50_ms": _pick(per_url, 0.5), "p99_ms": _pick(per_url, 0.99)}
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("url")
+    parser.add_argument("url", nargs="+")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--header", action="append", default=[])

@@ -1,0 +1,144 @@
+"""The read API while the sandbox plays (issue 26, target 3), each figure against a trivial route of
+the same server measured in the same conditions of the same run.
+
+The served app (granian, one worker, tests/perf/api_bench_app.py) over the sandbox day (`svc
+sample load --no-live`, projected by `svc projector run` in its own process, as `svc up` runs it),
+read with a test-mode key. 64 keep-alive clients (tests/perf/http_load.py, a process of its own)
+on a mix of `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}` and `/v1/search`
+(queries as people type them, misspelled included), each connection taking the routes in turn.
+Baseline: `GET /v1/bench/constant` on the same server, through the same middleware, key check
+and metering (api_bench_app.py). Both measured twice: quiet, then while `svc sandbox play`
+replays the day (the projector writing the read models, deltas going out); the play is checked
+to have lasted through both. Figures: the mix's p99 per route and overall, and its requests/s,
+over the constant route's during play.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+import asyncpg
+import httpx
+import psutil
+
+from access.store import create_key
+from infra.topics import ensure_topics
+from tests.perf.run import ROOT, BenchContext, Figure
+from tests.support.live_server import api_process
+from tests.support.projection_harness import projector_env, start_projector
+
+KEY_SECRET = "bench-secret"
+CONNECTIONS = 64
+MIX_SECONDS = 10
+CONSTANT_SECONDS = 6
+WARMUP_SECONDS = 3
+PLAY_SPEED = "600"  # the sandbox day (10.5 hours) in about a minute: long enough for both loads
+SEARCHES = ("chiefs", "kansas cty", "eagels", "ravens", "buffalo bils")  # as people type them
+SVC = [sys.executable, "-m", "cli.main"]
+
+
+def _load(urls: list[str], seconds: float, key: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.perf.http_load", *urls, "--connections", str(CONNECTIONS), "--seconds",
+         str(seconds), "--header", f"Authorization: Bearer {key}"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout
+    return json.loads(out)
+
+
+def _svc(env: dict, *args: str, timeout: float = 300) -> str:
+    done = subprocess.run([*SVC, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    if done.returncode != 0:
+        raise RuntimeError(f"svc {' '.join(args)}: {done.stdout[-500:]} {done.stderr[-1500:]}")
+    return done.stdout
+
+
+async def _routes(base: str, key: str) -> dict[str, str]:
+    """The mix: a path per route, each checked to answer 200 first."""
+    async with httpx.AsyncClient(base_url=base, timeout=30, headers={"Authorization": f"Bearer {key}"}) as client:
+        slate = await client.get("/v1/slate", params={"date": "2024-09-08", "tz": "America/New_York"})
+        slate.raise_for_status()
+        games = slate.json()["data"]
+        game = next(g for g in games if g["markets"])
+        routes = {
+            "GET /v1/games": "/v1/games?limit=20",
+            "GET /v1/slate": "/v1/slate?date=2024-09-08&tz=America/New_York",
+            "GET /v1/games/{id}": f"/v1/games/{game['id']}",
+            "GET /v1/markets/{id}": f"/v1/markets/{game['markets'][0]['id']}",
+        }
+        routes.update({f"GET /v1/search?q={q}": f"/v1/search?q={q.replace(' ', '+')}" for q in SEARCHES})
+        for name, path in routes.items():
+            r = await client.get(path)
+            if r.status_code != 200:
+                raise RuntimeError(f"{name}: {r.status_code} {r.text[:200]}")
+    return routes
+
+
+async def run(ctx: BenchContext) -> list[Figure]:
+    settings = await ctx.fresh_settings(key_secret=KEY_SECRET)
+    await ensure_topics(settings)
+    env = {**projector_env(settings), "SVC_KEY_SECRET": KEY_SECRET}
+    projector = start_projector(settings, ctx.workdir / "live-api-projector.log", SVC_KEY_SECRET=KEY_SECRET)
+    play = None
+    try:
+        await asyncio.to_thread(_svc, env, "sample", "load", "--no-live")
+        await asyncio.to_thread(_svc, env, "lag", "--wait", "180", timeout=240)
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            key, _ = await create_key(conn, KEY_SECRET.encode(), account="live-bench", plan="scale",
+                                      scopes={"read:odds", "read:players", "read:reference"}, mode="test")
+        finally:
+            await conn.close()
+        extra = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
+        with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "live-api.log",
+                         app="tests.perf.api_bench_app:app", **extra) as (base, _):
+            routes = await _routes(base, key)
+            mix = [base + path for path in routes.values()]
+            constant = [base + "/v1/bench/constant"]
+            await asyncio.to_thread(_load, mix + constant, WARMUP_SECONDS, key)  # first queries, caches
+            quiet_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
+            quiet_constant = await asyncio.to_thread(_load, constant, CONSTANT_SECONDS, key)
+            play = subprocess.Popen([*SVC, "sandbox", "play", "--speed", PLAY_SPEED], env=env, cwd=ROOT,
+                                    stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-play.log", "wb"))
+            await asyncio.sleep(3)  # under way: the pre-game is in the log already, the day's events follow
+            played_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
+            played_constant = await asyncio.to_thread(_load, constant, CONSTANT_SECONDS, key)
+            still_playing = play.poll() is None
+    finally:
+        if play is not None and play.poll() is None:
+            play.terminate()
+            play.wait(30)
+        projector.terminate()
+        try:
+            projector.wait(40)
+        except subprocess.TimeoutExpired:
+            projector.kill()
+    for result in (quiet_mix, quiet_constant, played_mix, played_constant):
+        if result["errors"]:
+            raise RuntimeError(f"{result['errors']} error responses: {json.dumps(result)[:300]}")
+    if not still_playing:
+        raise RuntimeError("the sandbox day ended before both loads were measured: lower PLAY_SPEED")
+    machine = f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, shared"
+    note = f"{CONNECTIONS} clients, {MIX_SECONDS}s, while the sandbox plays at {PLAY_SPEED}x; {machine}"
+    figures = [
+        Figure("read mix requests/s during play", played_mix["requests"] / played_mix["seconds"], "req/s",
+               "GET /v1/bench/constant, same server, during play",
+               played_constant["requests"] / played_constant["seconds"], ">= 0.4", note),
+        Figure("read mix p99 during play", played_mix["p99_ms"], "ms", "GET /v1/bench/constant p99, during play",
+               played_constant["p99_ms"], "<= 20 ms",
+               f"p50 {played_mix['p50_ms']:.1f} ms; quiet: mix p99 {quiet_mix['p99_ms']:.1f} ms, "
+               f"constant p99 {quiet_constant['p99_ms']:.1f} ms"),
+    ]
+    paths = {path: name for name, path in routes.items()}
+    for path, stats in played_mix["paths"].items():
+        quiet = quiet_mix["paths"][path]
+        figures.append(Figure(f"{paths[path]} p99 during play", stats["p99_ms"], "ms",
+                              "GET /v1/bench/constant p99, during play", played_constant["p99_ms"], "<= 20 ms",
+                              f"p50 {stats['p50_ms']:.1f} ms, {stats['requests']} requests; quiet p99 "
+                              f"{quiet['p99_ms']:.1f} ms"))
+    return figures

@@ -1,0 +1,280 @@
+"""Wire fan-out to thousands of sockets from one API process, against a bare `websockets`
+broadcast server doing the same fan-out on the same machine in the same run (issue 26, target 1).
+
+The served app (granian, one worker, tests/perf/api_bench_app.py) over the sample read models.
+2,000 WebSocket clients (tests/perf/wire_clients.py, a process of their own) spread as real
+clients are: 5 per loopback address (the per-address limit) and 100 per Scale account (the plan's
+limit), 20 accounts; none is lifted. Each client subscribes to one game of an 8-game slate: the
+game's topic and its market topics (a snapshot each), so each market topic has 250 readers.
+
+Deltas are `market.update` envelopes (the market's stored header and main line as `data`, the
+size of a real one), produced straight onto the dataset's `wire.deltas` with the next seqs of
+their topics and `emit_ts` = the time of sending: the projector is not in this bench, only the
+fan-out is. Offered at several rates, each for PHASE_SECONDS then DRAIN_SECONDS quiet; per rate:
+messages delivered per second (deltas emitted in the phase that reached a client before the
+clients stopped reading, over the phase's length) and receive - `emit_ts` p50/p99 of those. The baseline (tests/perf/wire_baseline.py) reads the same topic with
+the same consumer settings and sends every record to its topic's sockets with
+`websockets.broadcast`: no tickets, limits, snapshots, seq checks or send queues. Same clients,
+same addresses, same rates, one after the other. Also: each server's resident memory per open
+socket (RSS with the sockets open and subscribed, idle, minus RSS before).
+
+A plot (docs/bench_wire.png: delivered rate and p99 against the offered rate, both servers) is
+drawn when matplotlib is installed (`pip install -e '.[bench]'`, which `make bench` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import asyncpg
+import psutil
+
+from access.plans import PLANS
+from access.store import create_key
+from infra.kafka import make_producer
+from infra.net import free_port
+from infra.topics import ensure_topics
+from schemas.datasets import WIRE_DELTAS, topic_name
+from schemas.wire import Envelope, encode_envelope
+from tests.perf.run import ROOT, BenchContext, Figure
+from tests.support import read_models
+from tests.support.live_server import api_process
+from wire.limits import PER_ADDRESS
+
+KEY_SECRET = "bench-secret"
+SOCKETS = int(os.environ.get("SVC_BENCH_WIRE_SOCKETS", "2000"))
+PER_ACCOUNT = PLANS["scale"].wire_connections  # 100: the Scale plan's open sockets per account
+GAMES = 8  # the slate
+RATES = (10, 20, 40, 80)  # deltas/s offered onto wire.deltas (x 250 readers per topic)
+PHASE_SECONDS = 8.0
+DRAIN_SECONDS = 6.0  # quiet after each rate: its backlog is worked off before the next (counted by emit_ts)
+READY_SECONDS = 600  # opening every socket (tickets, snapshots) must finish within this
+PLOT = ROOT / "docs" / "bench_wire.png"
+
+
+def _address(i: int) -> str:
+    """The i-th client's loopback address: PER_ADDRESS clients on each."""
+    n = i // PER_ADDRESS
+    return f"127.1.{n // 250}.{n % 250 + 1}"
+
+
+def _rss(pid: int) -> int:
+    """Resident bytes of a process and its children (granian serves from a worker process)."""
+    proc = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+async def _slate(conn: asyncpg.Connection) -> list[tuple[str, int, list[tuple[str, int, dict]]]]:
+    """GAMES games with markets: (game id, last seq, [(market id, last seq, delta data)])."""
+    rows = await conn.fetch(
+        "SELECT g.id, g.last_seq FROM live.games g WHERE EXISTS (SELECT 1 FROM live.markets m WHERE m.game_id = g.id) "
+        "ORDER BY g.kickoff_at NULLS LAST, g.id LIMIT $1", GAMES)
+    slate = []
+    for g in rows:
+        markets = []
+        for m in await conn.fetch("SELECT * FROM live.markets WHERE game_id = $1 ORDER BY id", g["id"]):
+            lines = await conn.fetch("SELECT line_key, point, is_main, books, hold, outcomes::text AS outcomes "
+                                     "FROM live.market_lines WHERE market_id = $1 AND is_main", m["id"])
+            data = {
+                "market_id": m["id"], "game_id": m["game_id"], "kind": m["kind"], "type": m["type"],
+                "period": m["period"], "participant_id": m["participant_id"], "name": m["name"],
+                "status": m["status"], "reason": None,
+                "main_point": None if m["main_point"] is None else float(m["main_point"]), "books": m["books"],
+                "lines": [{"key": r["line_key"], "point": None if r["point"] is None else float(r["point"]),
+                           "is_main": r["is_main"], "books": r["books"], "hold": r["hold"],
+                           "outcomes": json.loads(r["outcomes"])} for r in lines],
+                "removed_lines": [],
+            }
+            markets.append((m["id"], m["last_seq"], data))
+        slate.append((g["id"], g["last_seq"], markets))
+    if len(slate) < GAMES:
+        raise RuntimeError(f"the sample has {len(slate)} games with markets, the bench wants {GAMES}")
+    return slate
+
+
+class Deltas:
+    """market.update envelopes for the slate's market topics, round robin, seqs continuing the
+    read models' (a client's snapshot seq + 1, + 2, ...)."""
+
+    def __init__(self, settings, slate) -> None:
+        self.topic = topic_name("live", WIRE_DELTAS, settings.topic_namespace)
+        self.markets = [(f"market:{mid}", data) for _, _, markets in slate for mid, _, data in markets]
+        self.seqs = {f"market:{mid}": seq for _, _, markets in slate for mid, seq, _ in markets}
+        self.producer = make_producer(settings, linger_ms=1)  # as the projector's outbox relay sends
+        self.n = 0
+
+    async def offer(self, rate: float, seconds: float) -> int:
+        """Send `rate` deltas a second for `seconds`; returns how many were sent."""
+        started = time.perf_counter()
+        sent = 0
+        futures = []
+        while (elapsed := time.perf_counter() - started) < seconds:
+            due = int(elapsed * rate) + 1
+            while sent < due:
+                topic, data = self.markets[self.n % len(self.markets)]
+                self.n += 1
+                self.seqs[topic] += 1
+                now = datetime.now(timezone.utc)
+                envelope = Envelope(op="delta", type="market.update", topic=topic, seq=self.seqs[topic],
+                                    source_ts=now, emit_ts=now, source="The Odds API", data=data)
+                futures.append(await self.producer.send(self.topic, encode_envelope(envelope), key=topic.encode()))
+                sent += 1
+            await asyncio.sleep(0.005)
+        await asyncio.gather(*futures)
+        return sent
+
+
+async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pid: int, plan_rows: list[dict],
+                   deltas: Deltas, readers: int) -> dict:
+    plan = ctx.workdir / f"wire-{name}-plan.json"
+    out = ctx.workdir / f"wire-{name}-out.json"
+    plan.write_text(json.dumps({"url": url, "server": name, "api": api, "connections": plan_rows}))
+    before = _rss(pid)
+    clients = subprocess.Popen([sys.executable, "-m", "tests.perf.wire_clients", "--plan", str(plan), "--out", str(out)],
+                               cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=open(ctx.workdir / f"wire-{name}-clients.log", "wb"))
+    try:
+        opened_at = time.monotonic()
+        line = await asyncio.wait_for(asyncio.to_thread(clients.stdout.readline), READY_SECONDS)
+        if not line.startswith(b"ready"):
+            raise RuntimeError(f"{name}: clients did not open: {line!r}; see {ctx.workdir}/wire-{name}-clients.log")
+        open_seconds = time.monotonic() - opened_at
+        await asyncio.sleep(1)
+        after = _rss(pid)
+        phases = []
+        for rate in RATES:
+            t0 = time.time()
+            sent = await deltas.offer(rate, PHASE_SECONDS)
+            phases.append((rate, t0, time.time(), sent))
+            await asyncio.sleep(DRAIN_SECONDS)  # a backlog left by one rate is not the next one's
+        clients.stdin.close()
+        await asyncio.to_thread(clients.wait, 120)
+    finally:
+        if clients.poll() is None:
+            clients.kill()
+            clients.wait()
+    result = json.loads(out.read_text())
+    rows = result["deltas"]
+    pairs = [(rows[i], rows[i + 1]) for i in range(0, len(rows), 2)]
+    by_phase = []
+    for rate, t0, t1, sent in phases:
+        lat = [ms for emitted, ms in pairs if t0 <= emitted < t1]  # emit_ts: stamped within the phase
+        by_phase.append({"rate": rate, "seconds": t1 - t0, "sent": sent, "expected": sent * readers,
+                         "delivered": len(lat), "per_second": len(lat) / (t1 - t0),
+                         "p50": _pct(lat, 0.50), "p99": _pct(lat, 0.99)})
+    return {"phases": by_phase, "closed": result["closed"], "kib_per_socket": (after - before) / 1024 / len(plan_rows),
+            "open_seconds": open_seconds}
+
+
+def _plot(api: dict, base: dict) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for label, result, style in (("API (one process)", api, "o-"), ("websockets broadcast baseline", base, "s--")):
+        offered = [p["expected"] / p["seconds"] for p in result["phases"]]
+        left.plot(offered, [p["per_second"] for p in result["phases"]], style, label=label)
+        right.plot(offered, [p["p99"] for p in result["phases"]], style, label=label)
+    left.set(xlabel="messages/s offered (deltas/s x readers)", ylabel="messages/s delivered",
+             title=f"Wire fan-out, {SOCKETS} sockets")
+    right.set(xlabel="messages/s offered", ylabel="receive - emit_ts p99 (ms)", title="delivery p99")
+    right.set_yscale("log")
+    for ax in (left, right):
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.text(0.01, 0.01, f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; one run, shared box",
+             fontsize=7)
+    fig.tight_layout()
+    fig.savefig(PLOT, dpi=100)
+    plt.close(fig)
+    return True
+
+
+async def run(ctx: BenchContext) -> list[Figure]:
+    settings = await ctx.fresh_settings(key_secret=KEY_SECRET)
+    await ensure_topics(settings)
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        await read_models.load(conn, "live")
+        slate = await _slate(conn)
+        accounts = -(-SOCKETS // PER_ACCOUNT)
+        keys = []
+        for a in range(accounts):
+            key, _ = await create_key(conn, KEY_SECRET.encode(), account=f"fanout-{a}", plan="scale",
+                                      scopes={"read:odds", "wire:connect"}, mode="live")
+            keys.append(key)
+    finally:
+        await conn.close()
+    readers = SOCKETS // GAMES
+    plan_rows = []
+    for i in range(SOCKETS):
+        game_id, _, markets = slate[i % GAMES]
+        plan_rows.append({"address": _address(i), "key": keys[i // PER_ACCOUNT],
+                          "topics": [f"game:{game_id}", *(f"market:{mid}" for mid, _, _ in markets)]})
+    deltas = Deltas(settings, slate)
+    await deltas.producer.start()
+    try:
+        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
+        with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api.log",
+                         app="tests.perf.api_bench_app:app", **env) as (base, proc):
+            api = await _measure(ctx, "api", base.replace("http://", "ws://") + "/v1/wire", base, proc.pid, plan_rows,
+                                 deltas, readers)
+        port = free_port()
+        baseline = subprocess.Popen(
+            [sys.executable, "-m", "tests.perf.wire_baseline", "--bootstrap", settings.kafka_bootstrap, "--topic",
+             deltas.topic, "--port", str(port)], cwd=ROOT, stdout=subprocess.PIPE,
+            stderr=open(ctx.workdir / "wire-baseline.log", "wb"))
+        try:
+            line = await asyncio.wait_for(asyncio.to_thread(baseline.stdout.readline), 60)
+            if not line.startswith(b"ready"):
+                raise RuntimeError(f"baseline server did not start; see {ctx.workdir}/wire-baseline.log")
+            base = await _measure(ctx, "baseline", f"ws://127.0.0.1:{port}", None, baseline.pid, plan_rows, deltas,
+                                  readers)
+        finally:
+            baseline.terminate()
+            try:
+                baseline.wait(10)
+            except subprocess.TimeoutExpired:
+                baseline.kill()
+    finally:
+        await deltas.producer.stop()
+
+    plotted = _plot(api, base)
+    machine = f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB"
+    figures = []
+    for a, b in zip(api["phases"], base["phases"]):
+        what = f"{a['rate']} deltas/s x {readers} readers"
+        note = (f"{SOCKETS} sockets, {PHASE_SECONDS:.0f}s; delivered {a['delivered']}/{a['expected']} "
+                f"(baseline {b['delivered']}/{b['expected']}); {machine}, shared")
+        figures.append(Figure(f"fan-out delivered, {what}", a["per_second"], "msg/s", "websockets broadcast, same load",
+                              b["per_second"], ">= 0.5", note))
+        figures.append(Figure(f"fan-out p99 receive - emit_ts, {what}", a["p99"], "ms",
+                              "websockets broadcast p99", b["p99"], "<= 100 ms",
+                              f"p50 {a['p50']:.1f} ms (baseline {b['p50']:.1f} ms)"))
+    figures.append(Figure(f"resident memory per open socket ({SOCKETS}, subscribed, idle)", api["kib_per_socket"],
+                          "KiB", "websockets broadcast server", base["kib_per_socket"], "<= 20 KiB",
+                          f"opening took {api['open_seconds']:.0f}s (tickets, snapshots) vs {base['open_seconds']:.0f}s"))
+    closed = len(api["closed"]) + len(base["closed"])
+    if closed:
+        figures.append(Figure("sockets closed during the run", len(api["closed"]), "sockets", "baseline",
+                              len(base["closed"]), "0", "; ".join(sorted(set(api["closed"] + base["closed"])))[:120]))
+    if plotted:
+        figures[0].note += f"; plot {PLOT.relative_to(ROOT)}"
+    return figures
