@@ -18,7 +18,7 @@ the same consumer settings and sends every record to its topic's sockets with
 same addresses, same rates, one after the other. Also: each server's resident memory per open
 socket (RSS with the sockets open and subscribed, idle, minus RSS before).
 
-A plot (docs/bench_wire.png: delivered rate and p99 against the offered rate, both servers) is
+A plot (docs/bench_wire_fanout.png: delivered rate and p99 against the offered rate, both servers) is
 drawn when matplotlib is installed (`pip install -e '.[bench]'`, which `make bench` does).
 """
 
@@ -56,7 +56,7 @@ RATES = (10, 20, 40, 80)  # deltas/s offered onto wire.deltas (x 250 readers per
 PHASE_SECONDS = 8.0
 DRAIN_SECONDS = 6.0  # quiet after each rate: its backlog is worked off before the next (counted by emit_ts)
 READY_SECONDS = 600  # opening every socket (tickets, snapshots) must finish within this
-PLOT = ROOT / "docs" / "bench_wire.png"
+PLOT = ROOT / "docs" / "bench_wire_fanout.png"
 
 
 def _address(i: int) -> str:
@@ -69,6 +69,12 @@ def _rss(pid: int) -> int:
     """Resident bytes of a process and its children (granian serves from a worker process)."""
     proc = psutil.Process(pid)
     return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children so far."""
+    proc = psutil.Process(pid)
+    return sum(sum(p.cpu_times()[:2]) for p in [proc, *proc.children(recursive=True)])
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -155,12 +161,18 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pid:
         open_seconds = time.monotonic() - opened_at
         await asyncio.sleep(1)
         after = _rss(pid)
+        cpu_before = _cpu(pid), _cpu(clients.pid)
+        wall = time.monotonic()
         phases = []
         for rate in RATES:
             t0 = time.time()
             sent = await deltas.offer(rate, PHASE_SECONDS)
             phases.append((rate, t0, time.time(), sent))
             await asyncio.sleep(DRAIN_SECONDS)  # a backlog left by one rate is not the next one's
+        wall = time.monotonic() - wall
+        # on a shared box a server may get less than a core: what it delivers per CPU second it got
+        # does not depend on how much it got
+        busy = [(b - a) / wall for a, b in zip(cpu_before, (_cpu(pid), _cpu(clients.pid)))]
         clients.stdin.close()
         await asyncio.to_thread(clients.wait, 120)
     finally:
@@ -177,7 +189,8 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pid:
                          "delivered": len(lat), "per_second": len(lat) / (t1 - t0),
                          "p50": _pct(lat, 0.50), "p99": _pct(lat, 0.99)})
     return {"phases": by_phase, "closed": result["closed"], "kib_per_socket": (after - before) / 1024 / len(plan_rows),
-            "open_seconds": open_seconds}
+            "open_seconds": open_seconds, "server_cores": busy[0], "client_cores": busy[1],
+            "per_cpu_second": sum(p["delivered"] for p in by_phase) / max(1e-9, busy[0] * wall)}
 
 
 def _plot(api: dict, base: dict) -> bool:
@@ -271,6 +284,13 @@ async def run(ctx: BenchContext) -> list[Figure]:
     figures.append(Figure(f"resident memory per open socket ({SOCKETS}, subscribed, idle)", api["kib_per_socket"],
                           "KiB", "websockets broadcast server", base["kib_per_socket"], "<= 20 KiB",
                           f"opening took {api['open_seconds']:.0f}s (tickets, snapshots) vs {base['open_seconds']:.0f}s"))
+    figures.append(Figure("messages delivered per CPU second of the server (all rates)", api["per_cpu_second"],
+                          "msg/cpu-s", "websockets broadcast server", base["per_cpu_second"], None,
+                          "independent of how much of the shared cores each server got"))
+    figures.append(Figure("CPU while the rates were offered (server process)", api["server_cores"], "cores",
+                          "websockets broadcast server", base["server_cores"], None,
+                          f"the clients' process: {api['client_cores']:.2f} cores against the API, "
+                          f"{base['client_cores']:.2f} against the baseline"))
     closed = len(api["closed"]) + len(base["closed"])
     if closed:
         figures.append(Figure("sockets closed during the run", len(api["closed"]), "sockets", "baseline",
