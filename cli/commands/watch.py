@@ -17,6 +17,8 @@ def register(app: typer.Typer) -> None:
 
 def _summary(event) -> str:
     data = event.state
+    if event.topic.startswith("answer:"):  # each version is the whole answer
+        return f"{data.get('answer_id')} (supersedes {data.get('supersedes') or '-'}): {data.get('summary')}"
     if event.topic.startswith("game:"):
         score = data.get("score") or {}
         return (f"{data.get('status')} {score.get('home', '-')}-{score.get('away', '-')}"
@@ -28,7 +30,7 @@ def _summary(event) -> str:
 
 
 def watch(
-    topics: Annotated[list[str], typer.Argument(help="Wire topics, e.g. game:gm_... market:mkt_...")],
+    topics: Annotated[list[str], typer.Argument(help="Wire topics, e.g. game:gm_... market:mkt_... answer:ans_...")],
     url: Annotated[str, typer.Option("--url", help="The API's base URL")] = "http://127.0.0.1:8000",
     mode: Annotated[Optional[str], typer.Option("--mode", help="live or test (the sandbox)")] = None,
     count: Annotated[int, typer.Option("--count", help="Stop after this many events (0: never)")] = 0,

@@ -49,3 +49,15 @@ def test_game_state_replaces_the_whole_state():
     state = fold(None, "game.state", {"game_id": "gm_x", "status": "scheduled", "score": None})
     after = fold(state, "game.state", {"game_id": "gm_x", "status": "live", "score": {"home": 7, "away": 0}})
     assert after == {"game_id": "gm_x", "status": "live", "score": {"home": 7, "away": 0}}
+
+
+def test_an_answer_version_replaces_the_one_before_and_svc_watch_says_what_it_supersedes():
+    from types import SimpleNamespace
+
+    from cli.commands.watch import _summary
+
+    first = {"object": "answer", "answer_id": "ans_a", "supersedes": None, "summary": "Old.", "figures": []}
+    second = {**first, "answer_id": "ans_b", "supersedes": "ans_a", "summary": "New."}
+    state = fold(fold(None, "answer.update", first), "answer.update", second)
+    assert state == second
+    assert _summary(SimpleNamespace(topic="answer:ans_a", state=state)) == "ans_b (supersedes ans_a): New."
