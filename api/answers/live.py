@@ -30,6 +30,7 @@ from aiokafka.errors import KafkaError
 from api.answers import compose, compute, reads, store
 from api.answers.categories import Category
 from api.answers.facts import Facts
+from infra.db import DATABASE_DOWN
 from infra.kafka import make_producer
 from schemas.answers import Answer
 from schemas.datasets import WIRE_DELTAS, pg_schema, topic_name
@@ -125,8 +126,7 @@ class LiveAnswers:
                         subs[t] = self._fanout.subscribe(dataset, t, inbox)
                 try:
                     topics = await self._refresh(dataset, answer_id)
-                except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
-                        KafkaError) as exc:  # the database or the broker away for a moment: try again
+                except (*DATABASE_DOWN, KafkaError) as exc:  # the database or the broker away a moment: again
                     log.warning("live answer not re-derived yet", answer_id=answer_id, error=repr(exc))
                     await asyncio.sleep(RETRY_SECONDS)
                     continue
