@@ -21,7 +21,9 @@ def register(app: typer.Typer) -> None:
         app_ = create_litestar(load_settings(env={}, use_stack=False))
         document = app_.openapi_schema.to_schema()
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n")
+        # keys sorted: the schema holds sets (response headers), so the same code wrote the
+        # document in another order on each run and every regeneration looked like a change
+        out.write_bytes(msgspec.json.format(msgspec.json.encode(document, order="deterministic"), indent=2) + b"\n")
         typer.echo(f"wrote {out} ({len(document.get('paths', {}))} paths)")
 
     @app.command("asyncapi")
@@ -33,5 +35,5 @@ def register(app: typer.Typer) -> None:
         from wire.asyncapi import document
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(msgspec.json.format(msgspec.json.encode(document(VERSION)), indent=2) + b"\n")
+        out.write_bytes(msgspec.json.format(msgspec.json.encode(document(VERSION), order="deterministic"), indent=2) + b"\n")
         typer.echo(f"wrote {out}")
