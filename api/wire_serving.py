@@ -39,10 +39,10 @@ from wire.sessions import Session, SessionStore
 from wire.tickets import TicketGrant, redeem_ticket, ticket_kind
 
 log = structlog.get_logger("api.wire")
-ATTEMPTS = RatePolicy("wire", 30, 60)  # spec 8: connection attempts per address
+ATTEMPTS = RatePolicy("wire", 30, 60)  # connection attempts per address
 TABLES = {"game": "games", "market": "markets"}  # the read-model topic kinds, and their tables
 SERVED_KINDS = TOPIC_KINDS  # those and `answer:` (access.answers, api.answers.live)
-DRAIN_NOTICE_SECONDS = 30  # spec 8: the drain notice comes 30 s before a connection's end
+DRAIN_NOTICE_SECONDS = 30  # the drain notice comes 30 s before a connection's end
 PRESENCE_WAIT_SECONDS = 5.0  # the first Wire connection of a process waits this long for its presence lock
 STOP_GRACE_SECONDS = 3.0  # a stopping process waits this long for its Wire connections to close
 encode = msgspec.json.Encoder(decimal_format="number").encode
@@ -208,7 +208,7 @@ async def redeem(pool: asyncpg.Pool | None, service: AccessService, ticket: str,
 
 
 def topic_refusal(grant: TicketGrant, topic: str) -> tuple[str, str] | None:
-    """Why this grant may not open `topic` (spec 6.1 `not_entitled`: the ticket does not name it,
+    """Why this grant may not open `topic` (`not_entitled`: the ticket does not name it,
     or the key lacks the scope its REST twin needs), as (scope or None, detail); None: it may."""
     if grant.topics is not None and topic not in grant.topics:
         return None, f"The ticket does not name {topic}."

@@ -1,7 +1,7 @@
-"""The Answer record (spec 2.11) and the events of its stream (spec 6.3). Pure.
+"""The Answer record and the events of its stream. Pure.
 
-The members beyond spec 2.11 (`refusal`, `request_id`, `expires_at`) are ours; clients ignore
-unknown members. Nothing here holds the question.
+The members `refusal`, `request_id` and `expires_at` are our additions to the published answer
+record; clients ignore unknown members. Nothing here holds the question.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class Answer(msgspec.Struct, kw_only=True, tag_field="object", tag="answer"):
     expires_at: datetime | None = None  # until then GET /v1/answers/{answer_id} returns it
 
 
-# ---- stream events (spec 6.3) -----------------------------------------------------------------
+# ---- stream events -----------------------------------------------------------------
 
 
 class Started(msgspec.Struct, kw_only=True):
@@ -123,14 +123,14 @@ class Completed(msgspec.Struct, kw_only=True):
     source: str
     attribution: str | None
     completed_at: datetime
-    # ours: what spec 2.11 carries beyond the events above, so a streamed answer is the whole answer
+    # ours: what the answer record carries beyond the events above, so a streamed answer is the whole answer
     figures: list[Figure]
     refusal: Refusal | None = None
     expires_at: datetime | None = None
 
 
 def stream_events(answer: Answer) -> list[tuple[str, msgspec.Struct]]:
-    """The events of spec 6.3 in order: started, each citation before the first sentence that
+    """The events of the answer stream in order: started, each citation before the first sentence that
     uses it, one delta per sentence, completed. Ids are their positions from 1."""
     out: list[tuple[str, msgspec.Struct]] = [("answer.started", Started(
         answer_id=answer.answer_id, status="streaming", category=answer.category, playbook=answer.playbook,

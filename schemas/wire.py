@@ -1,4 +1,4 @@
-"""Wire data envelopes (spec 6.1): one shape for snapshots and deltas.
+"""Wire data envelopes: one shape for snapshots and deltas.
 
 Deltas are produced by the projector onto the `wire.deltas` topic keyed by Wire topic
 (`game:gm_…`, `market:mkt_…`); per Wire topic `seq` runs 1, 2, 3, ... across restarts and

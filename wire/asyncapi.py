@@ -3,7 +3,7 @@
 
 Channels: the `wire.deltas` Kafka topic of each dataset (what the projector publishes), the
 single-topic server-sent events stream `GET /v1/stream/{topic}` (a snapshot, then those deltas),
-and the socket `/v1/wire` (spec 6.1: control messages of `wire.messages`, snapshots, deltas).
+and the socket `/v1/wire` (control messages of `wire.messages`, snapshots, deltas).
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def document(version: str) -> dict[str, Any]:
             "title": "svc Wire deltas",
             "version": version,
             "description": (
-                "Envelopes of spec 6.1 (`op`, `type`, `topic`, `seq`, `source_ts`, `emit_ts`, `source`, `data`) "
+                "Wire envelopes (`op`, `type`, `topic`, `seq`, `source_ts`, `emit_ts`, `source`, `data`) "
                 "published by the projector after each committed change a Wire client can see, and served one "
                 "topic at a time as server-sent events. Kafka topic names are prefixed by SVC_TOPIC_NAMESPACE "
                 "when set. See docs/wire-deltas.md."

@@ -1,4 +1,4 @@
-"""Which browser origins may use which Wire tickets (spec 6.1: first-party origins for
+"""Which browser origins may use which Wire tickets (first-party origins for
 first-party tickets, card origins for card tickets). Pure.
 
 A ticket's kind is the credential that minted it: `key` (an API key, `POST /v1/wire/tickets`:

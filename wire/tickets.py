@@ -1,4 +1,4 @@
-"""Wire tickets in Postgres (spec 2.12, 4.17): minted by a key, redeemed once by the Wire.
+"""Wire tickets in Postgres: minted by a key, redeemed once by the Wire.
 
 A ticket is `wtkt_` + 20 random characters (100 bits). Only HMAC-SHA256(server secret, ticket)
 is stored (the keyed hash API keys use). Redeeming is one UPDATE that succeeds at most once, only before expiry and only on
@@ -17,7 +17,7 @@ from access.plans import PLANS
 from access.store import create_key
 from schemas.ids import is_id, random_id
 
-TICKET_SECONDS = 60  # spec 8: a ticket lives at most 60 seconds
+TICKET_SECONDS = 60  # a ticket lives at most 60 seconds
 # expired tickets are kept this long (a redeem after expiry can then be told apart in logs)
 KEEP_EXPIRED = timedelta(hours=1)
 

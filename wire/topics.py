@@ -1,4 +1,4 @@
-"""Wire topic names (spec 4.18, 6.1). Pure.
+"""Wire topic names. Pure.
 
 A topic is lower-case letters, a colon, then letters, digits and `_ - / :`, at most 200
 characters. The forms served are `{kind}:{ID}` for the kinds of `schemas.wire.TOPIC_KINDS`

@@ -1,4 +1,4 @@
-"""POST /v1/answers (spec 2.11, 4.16, 6.3): a question in words, a sourced answer with figures.
+"""POST /v1/answers: a question in words, a sourced answer with figures.
 
 Needs a key with `run:answers` (key-less callers get 401, a key without the scope 403
 `insufficient_scope`). Without `Accept: text/event-stream`: 201 with the finished Answer. With
@@ -131,7 +131,7 @@ async def _events(answer: Answer, problem_for) -> AsyncIterator[bytes]:
         201: ResponseSpec(data_container=Answer, description="The finished answer.", generate_examples=False,
                           examples=[Example(summary="The hold of two prices", value=answer_example())]),
         200: ResponseSpec(data_container=str, media_type="text/event-stream", generate_examples=False,
-                          description="With `Accept: text/event-stream`: the answer as server-sent events (spec 6.3)."),
+                          description="With `Accept: text/event-stream`: the answer as server-sent events."),
     },
     opt={"operation": "answers.create", "scope": "run:answers", "price": PRICE, "credential": "key"},
     operation_id="answers_create",

@@ -1,4 +1,4 @@
-"""GET /v1/slate (spec 4.9): the games of one local day across sports, with markets by identity."""
+"""GET /v1/slate: the games of one local day across sports, with markets by identity."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from api.routes._params import SLUG, Cursor, from_micros, page_limit, position, 
 from api.time_zones import zone
 
 DEFAULT_TZ = "America/New_York"
-# the slate's status filter (spec 3): live includes suspended games
+# the slate's status filter: live includes suspended games
 STATUS_SETS = {"scheduled": ("scheduled",), "live": ("live", "suspended"), "final": ("final",)}
 
 

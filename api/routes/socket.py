@@ -1,4 +1,4 @@
-"""The Wire socket, `/v1/wire` (spec 6.1): many topics over one WebSocket.
+"""The Wire socket, `/v1/wire`: many topics over one WebSocket.
 
 Subprotocol `svc.v1`. Authenticate within 5 seconds with `{"op": "auth", "ticket": …}` (a `ws`
 ticket, redeemed here), or offer the ticket as a second subprotocol `svc.ticket.{ticket}`, or

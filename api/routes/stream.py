@@ -1,4 +1,4 @@
-"""GET /v1/stream/{topic} (spec 4.18, 6.2): one Wire topic as server-sent events.
+"""GET /v1/stream/{topic}: one Wire topic as server-sent events.
 
 Opened with an `sse` wire ticket (query `ticket`, the one credential a URL may carry, or
 `Authorization: Bearer wtkt_…`), redeemed here: a ticket opens one stream. First

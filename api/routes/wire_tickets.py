@@ -1,7 +1,7 @@
 """POST /v1/wire/tickets: a single-use ticket to open the Wire, valid 60 s.
 
-Needs a key with `wire:connect` (key-less callers get 401). Costs 1 credit, like a read: the
-spec leaves the price open and lists `quota_exhausted` for this operation, so minting is metered.
+Needs a key with `wire:connect` (key-less callers get 401). Costs 1 credit, like a read: no
+price for it is published and it answers `quota_exhausted`, so minting is metered.
 `mode` picks the dataset the ticket serves: `test` (the sandbox) for any key, `live` only for a
 live key (403 `not_entitled`, `param: mode`, for a test key); omitted, the key's own mode.
 Topics must be well-formed; more than the plan's Wire topic limit (or 5000) is 403

@@ -61,7 +61,7 @@ def test_asyncapi_document_names_every_delta_the_envelopes_and_the_stream():
     doc = document("1.2.3")
     assert doc["asyncapi"] == "3.0.0" and doc["info"]["version"] == "1.2.3"
     ops = {"auth", "resume", "subscribe", "unsubscribe", "list_subscriptions", "pong", "hello", "ack", "error",
-           "warning", "ping", "drain", "resume_failed", "feed"}  # spec 6.1's control messages, every one
+           "warning", "ping", "drain", "resume_failed", "feed"}  # the socket's control messages, every one
     assert set(doc["components"]["messages"]) == (
         {t.replace(".", "_") for t in DATA_BY_TYPE} | {"snapshot"} | {f"control_{op}" for op in ops})
     assert set(Envelope.__struct_fields__) <= set(doc["components"]["schemas"]["Envelope"]["properties"])
