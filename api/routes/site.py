@@ -24,11 +24,14 @@ from typing import Annotated, Literal
 
 import msgspec
 from litestar import Request, Response, get, post
+from litestar.exceptions import ValidationException
+from litestar.openapi.spec import Example
 from litestar.params import Body, PathParameter, QueryParameter
 
 from access.address import header_value
 from access.site_session import cookie_value, needs_renewal, new_session, session_id_of, set_cookie
 from api.access.middleware import service_for
+from api.errors import body_validation_handler
 from api.problems import ProblemError
 from api.routes._db import read_models
 from api.routes.slate import DEFAULT_TZ, build_slate
@@ -121,8 +124,12 @@ class SiteTicket(msgspec.Struct, kw_only=True):
 
 
 @post("/site/ticket", include_in_schema=False, status_code=201,
-      opt={"operation": "site.ticket", "scope": None, "price": 1})
-async def site_ticket(request: Request, data: Annotated[SiteTicketRequest, Body()]) -> Response[bytes]:
+      opt={"operation": "site.ticket", "scope": None, "price": 1},
+      exception_handlers={ValidationException: body_validation_handler()})
+async def site_ticket(
+    request: Request,
+    data: Annotated[SiteTicketRequest, Body(examples=[Example(summary="A ticket for the sandbox", value={"mode": "test"})])],
+) -> Response[bytes]:
     session_id, cookie = _session(request)
     _same_origin(request)
     secret = service_for(request.scope).secret

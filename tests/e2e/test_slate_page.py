@@ -14,6 +14,7 @@ from datetime import date, datetime, timezone
 
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from infra.net import free_port
@@ -97,9 +98,13 @@ async def test_the_slate_page_follows_the_sandbox_live_across_an_api_restart(set
                 assert len(blocks) == 9 and all(b.find_element(By.CSS_SELECTOR, ".rg").text == RG_LINE for b in blocks)
                 page = driver.find_element(By.TAG_NAME, "body").text
                 assert "Dk" not in page and "Fd" not in page
-                # landmarks
+                # landmarks; the keyboard's first stop skips to the games
                 for css in ("header", "main", "footer", "nav"):
                     assert driver.find_elements(By.CSS_SELECTOR, css), css
+                driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+                assert driver.switch_to.active_element.get_attribute("class") == "skip"
+                driver.switch_to.active_element.send_keys(Keys.ENTER)
+                assert driver.switch_to.active_element.get_attribute("id") == "games"
 
                 # a sandbox delta changes the page
                 gid = GAMES[0].game_id
