@@ -30,8 +30,9 @@ def _logging(settings, process: str) -> None:
 
     configure_logging(settings, process)
     logging.getLogger("projections").setLevel(settings.log_level.upper())
-    # faust's services log their start and stop under our transport's module name
-    logging.getLogger("projections.faust_app").setLevel(logging.WARNING)
+    # faust's services (mode) log their start and stop under the module of their class: our
+    # transport's consumer classes live in projections/faust_adapter.py
+    logging.getLogger("projections.faust_adapter").setLevel(logging.WARNING)
 
 
 async def _connections(settings, n: int):

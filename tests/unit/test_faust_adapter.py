@@ -52,3 +52,13 @@ async def test_the_worker_consumer_faust_builds_gets_the_short_fetch_wait(tmp_pa
     consumer = app.consumer._thread._create_worker_consumer(app.transport)  # built, never started
     assert consumer._fetch_max_wait_ms == FETCH_MAX_WAIT_MS != 1500
     assert [str(u) for u in app.conf.broker] == ["svckafka://127.0.0.1:1", "svckafka://127.0.0.1:2"]
+
+
+def test_the_projector_quiets_faust_service_logs_under_the_adapters_module():
+    """mode names a service's logger by the module of its class: the projector command's
+    logging setup must name the module our consumer classes live in."""
+    from cli.commands import projections as command
+    from projections.faust_adapter import _Consumer, _ConsumerThread
+
+    assert _Consumer.logger.name == _ConsumerThread.logger.name == "projections.faust_adapter"
+    assert f'getLogger("{_Consumer.logger.name}").setLevel(logging.WARNING)' in inspect.getsource(command._logging)
