@@ -71,8 +71,10 @@ class WireError(SvcError):
 class Subscription:
     """Iterate it for events; `states` and `seqs` hold each topic's folded state and last seq."""
 
-    def __init__(self, client: Any, topics: list[str], mode: str | None, max_backoff: float = 10.0) -> None:
+    def __init__(self, client: Any, topics: list[str], mode: str | None, max_backoff: float = 10.0,
+                 connect_options: dict[str, Any] | None = None) -> None:
         self._client = client
+        self._connect_options = dict(connect_options or {})
         self.topics = list(topics)
         self.mode = mode
         self.states: dict[str, dict[str, Any]] = {}
@@ -93,13 +95,13 @@ class Subscription:
 
     async def _open(self) -> Any:
         if self.session_id and self.resume_token:
-            ws = await connect(self._url(), subprotocols=[SUBPROTOCOL], open_timeout=10)
+            ws = await connect(self._url(), subprotocols=[SUBPROTOCOL], open_timeout=10, **self._connect_options)
             await _send(ws, ({"op": "resume", "session_id": self.session_id,
                                                "resume_token": self.resume_token, "last_seq": dict(self.seqs)}))
             self.resumes += 1
             return ws
         ticket = await self._client.wire_tickets.create(topics=self.topics, transport="ws", mode=self.mode)
-        ws = await connect(ticket.url, subprotocols=[SUBPROTOCOL], open_timeout=10)
+        ws = await connect(ticket.url, subprotocols=[SUBPROTOCOL], open_timeout=10, **self._connect_options)
         await _send(ws, ({"op": "auth", "ticket": ticket.ticket}))
         self.states.clear()
         self.seqs.clear()
@@ -202,8 +204,11 @@ class AsyncWire:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    def subscribe(self, topics: list[str], *, mode: str | None = None) -> Subscription:
-        return Subscription(self._client, topics, mode)
+    def subscribe(self, topics: list[str], *, mode: str | None = None,
+                  connect_options: dict[str, Any] | None = None) -> Subscription:
+        """`connect_options`: more arguments for the socket's `websockets` connect (`local_addr`
+        to pick the source address, `ssl`, `proxy`, ...)."""
+        return Subscription(self._client, topics, mode, connect_options=connect_options)
 
     def stream(self, topic: str, *, mode: str | None = None) -> "TopicStream":
         """One topic over server-sent events, with the same guarantees."""
@@ -217,13 +222,14 @@ class Wire:
     def __init__(self, client: Any) -> None:
         self._client = client
 
-    def subscribe(self, topics: list[str], *, mode: str | None = None) -> Iterator[WireEvent]:
+    def subscribe(self, topics: list[str], *, mode: str | None = None,
+                  connect_options: dict[str, Any] | None = None) -> Iterator[WireEvent]:
         from .clients import AsyncClient
         core = self._client._core
         loop = asyncio.new_event_loop()
         aclient = AsyncClient(core.base_url, core.api_key, api_version=core.api_version,
                               max_retries=core.max_retries, max_retry_wait=core.max_retry_wait)
-        sub = Subscription(aclient, topics, mode)
+        sub = Subscription(aclient, topics, mode, connect_options=connect_options)
         stream = sub.__aiter__()
         try:
             while True:
