@@ -15,7 +15,8 @@ messages delivered per second (deltas emitted in the phase that reached a client
 clients stopped reading, over the phase's length) and receive - `emit_ts` p50/p99 of those. The baseline (tests/perf/wire_baseline.py) reads the same topic with
 the same consumer settings and sends every record to its topic's sockets with
 `websockets.broadcast`: no tickets, limits, snapshots, seq checks or send queues. Same clients,
-same addresses, same rates, one after the other. Also: each server's resident memory per open
+same addresses, same rates, one after the other. Then two API processes with the clients split
+between them (alternately), against one: what a second process adds on the same cores. Also: each server's resident memory per open
 socket (RSS with the sockets open and subscribed, idle, minus RSS before).
 
 A plot (docs/bench_wire_fanout.png: delivered rate and p99 against the offered rate, both servers) is
@@ -65,16 +66,24 @@ def _address(i: int) -> str:
     return f"127.1.{n // 250}.{n % 250 + 1}"
 
 
-def _rss(pid: int) -> int:
-    """Resident bytes of a process and its children (granian serves from a worker process)."""
-    proc = psutil.Process(pid)
-    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+def _tree(pids: list[int]) -> list[psutil.Process]:
+    """Processes and their children (granian serves from a worker process)."""
+    procs = [psutil.Process(pid) for pid in pids]
+    return [q for p in procs for q in (p, *p.children(recursive=True))]
 
 
-def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) of a process and its children so far."""
-    proc = psutil.Process(pid)
-    return sum(sum(p.cpu_times()[:2]) for p in [proc, *proc.children(recursive=True)])
+def _rss(pids: list[int]) -> int:
+    """Resident bytes of the processes and their children."""
+    return sum(p.memory_info().rss for p in _tree(pids))
+
+
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) of the processes and their children so far."""
+    return sum(sum(p.cpu_times()[:2]) for p in _tree(pids))
+
+
+def _ws(base: str) -> str:
+    return base.replace("http://", "ws://") + "/v1/wire"
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -123,6 +132,16 @@ class Deltas:
         self.producer = make_producer(settings, linger_ms=1)  # as the projector's outbox relay sends
         self.n = 0
 
+    async def settle(self, database_url: str) -> None:
+        """Bring the read models' seqs to the deltas sent so far, as the projector would have: the
+        next run's snapshots then say the seq its first delta follows (a gap would resnapshot)."""
+        conn = await asyncpg.connect(database_url)
+        try:
+            await conn.executemany("UPDATE live.markets SET last_seq = $2 WHERE id = $1",
+                                   [(topic.removeprefix("market:"), seq) for topic, seq in self.seqs.items()])
+        finally:
+            await conn.close()
+
     async def offer(self, rate: float, seconds: float) -> int:
         """Send `rate` deltas a second for `seconds`; returns how many were sent."""
         started = time.perf_counter()
@@ -144,24 +163,25 @@ class Deltas:
         return sent
 
 
-async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pid: int, plan_rows: list[dict],
-                   deltas: Deltas, readers: int) -> dict:
-    plan = ctx.workdir / f"wire-{name}-plan.json"
-    out = ctx.workdir / f"wire-{name}-out.json"
+async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids: list[int], plan_rows: list[dict],
+                   deltas: Deltas, readers: int, label: str | None = None) -> dict:
+    label = label or name
+    plan = ctx.workdir / f"wire-{label}-plan.json"
+    out = ctx.workdir / f"wire-{label}-out.json"
     plan.write_text(json.dumps({"url": url, "server": name, "api": api, "connections": plan_rows}))
-    before = _rss(pid)
+    before = _rss(pids)
     clients = subprocess.Popen([sys.executable, "-m", "tests.perf.wire_clients", "--plan", str(plan), "--out", str(out)],
                                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=open(ctx.workdir / f"wire-{name}-clients.log", "wb"))
+                               stderr=open(ctx.workdir / f"wire-{label}-clients.log", "wb"))
     try:
         opened_at = time.monotonic()
         line = await asyncio.wait_for(asyncio.to_thread(clients.stdout.readline), READY_SECONDS)
         if not line.startswith(b"ready"):
-            raise RuntimeError(f"{name}: clients did not open: {line!r}; see {ctx.workdir}/wire-{name}-clients.log")
+            raise RuntimeError(f"{label}: clients did not open: {line!r}; see {ctx.workdir}/wire-{label}-clients.log")
         open_seconds = time.monotonic() - opened_at
         await asyncio.sleep(1)
-        after = _rss(pid)
-        cpu_before = _cpu(pid), _cpu(clients.pid)
+        after = _rss(pids)
+        cpu_before = _cpu(pids), _cpu([clients.pid])
         wall = time.monotonic()
         phases = []
         for rate in RATES:
@@ -172,7 +192,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pid:
         wall = time.monotonic() - wall
         # on a shared box a server may get less than a core: what it delivers per CPU second it got
         # does not depend on how much it got
-        busy = [(b - a) / wall for a, b in zip(cpu_before, (_cpu(pid), _cpu(clients.pid)))]
+        busy = [(b - a) / wall for a, b in zip(cpu_before, (_cpu(pids), _cpu([clients.pid])))]
         clients.stdin.close()
         await asyncio.to_thread(clients.wait, 120)
     finally:
@@ -193,7 +213,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pid:
             "per_cpu_second": sum(p["delivered"] for p in by_phase) / max(1e-9, busy[0] * wall)}
 
 
-def _plot(api: dict, base: dict) -> bool:
+def _plot(api: dict, two: dict, base: dict) -> bool:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -201,7 +221,8 @@ def _plot(api: dict, base: dict) -> bool:
     except ImportError:
         return False
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for label, result, style in (("API (one process)", api, "o-"), ("websockets broadcast baseline", base, "s--")):
+    for label, result, style in (("API (one process)", api, "o-"), ("API (two processes)", two, "^-"),
+                                 ("websockets broadcast baseline", base, "s--")):
         offered = [p["expected"] / p["seconds"] for p in result["phases"]]
         left.plot(offered, [p["per_second"] for p in result["phases"]], style, label=label)
         right.plot(offered, [p["p99"] for p in result["phases"]], style, label=label)
@@ -247,8 +268,16 @@ async def run(ctx: BenchContext) -> list[Figure]:
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
         with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api.log",
                          app="tests.perf.api_bench_app:app", **env) as (base, proc):
-            api = await _measure(ctx, "api", base.replace("http://", "ws://") + "/v1/wire", base, proc.pid, plan_rows,
-                                 deltas, readers)
+            api = await _measure(ctx, "api", _ws(base), base, [proc.pid], plan_rows, deltas, readers)
+        # two API processes, the same clients split between them (alternately)
+        await deltas.settle(settings.database_url)
+        with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api-a.log",
+                         app="tests.perf.api_bench_app:app", **env) as (base_a, proc_a), \
+                api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api-b.log",
+                            app="tests.perf.api_bench_app:app", **env) as (base_b, proc_b):
+            split = [{**row, "url": _ws((base_a, base_b)[i % 2])} for i, row in enumerate(plan_rows)]
+            two = await _measure(ctx, "api", _ws(base_a), base_a, [proc_a.pid, proc_b.pid], split, deltas, readers,
+                                 label="api-two")
         port = free_port()
         baseline = subprocess.Popen(
             [sys.executable, "-m", "tests.perf.wire_baseline", "--bootstrap", settings.kafka_bootstrap, "--topic",
@@ -258,7 +287,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
             line = await asyncio.wait_for(asyncio.to_thread(baseline.stdout.readline), 60)
             if not line.startswith(b"ready"):
                 raise RuntimeError(f"baseline server did not start; see {ctx.workdir}/wire-baseline.log")
-            base = await _measure(ctx, "baseline", f"ws://127.0.0.1:{port}", None, baseline.pid, plan_rows, deltas,
+            base = await _measure(ctx, "baseline", f"ws://127.0.0.1:{port}", None, [baseline.pid], plan_rows, deltas,
                                   readers)
         finally:
             baseline.terminate()
@@ -269,9 +298,14 @@ async def run(ctx: BenchContext) -> list[Figure]:
     finally:
         await deltas.producer.stop()
 
-    plotted = _plot(api, base)
+    plotted = _plot(api, two, base)
     machine = f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB"
     figures = []
+    for a, b in zip(two["phases"], api["phases"]):
+        figures.append(Figure(f"two API processes: delivered, {a['rate']} deltas/s x {readers} readers",
+                              a["per_second"], "msg/s", "one API process, same load", b["per_second"], "2.0",
+                              f"p99 {a['p99']:.0f} ms (one process {b['p99']:.0f} ms); delivered {a['delivered']}/"
+                              f"{a['expected']}; the same two cores"))
     for a, b in zip(api["phases"], base["phases"]):
         what = f"{a['rate']} deltas/s x {readers} readers"
         note = (f"{SOCKETS} sockets, {PHASE_SECONDS:.0f}s; delivered {a['delivered']}/{a['expected']} "
@@ -291,10 +325,12 @@ async def run(ctx: BenchContext) -> list[Figure]:
                           "websockets broadcast server", base["server_cores"], None,
                           f"the clients' process: {api['client_cores']:.2f} cores against the API, "
                           f"{base['client_cores']:.2f} against the baseline"))
-    closed = len(api["closed"]) + len(base["closed"])
+    closed = len(api["closed"]) + len(two["closed"]) + len(base["closed"])
     if closed:
-        figures.append(Figure("sockets closed during the run", len(api["closed"]), "sockets", "baseline",
-                              len(base["closed"]), "0", "; ".join(sorted(set(api["closed"] + base["closed"])))[:120]))
+        figures.append(Figure("sockets closed during the run (one API process)", len(api["closed"]), "sockets",
+                              "baseline", len(base["closed"]), "0",
+                              f"two API processes: {len(two['closed'])}; " +
+                              "; ".join(sorted(set(api["closed"] + two["closed"] + base["closed"])))[:120]))
     if plotted:
         figures[0].note += f"; plot {PLOT.relative_to(ROOT)}"
     return figures

@@ -4,7 +4,8 @@ process of their own, each on its own loopback address as real clients are on th
     python -m tests.perf.wire_clients --plan PLAN.json --out OUT.json
 
 PLAN: `{"url": ws URL, "server": "api" | "baseline", "api": http base (api only), "connections":
-[{"address": "127.x.y.z", "topics": [...], "key": API key (api only)}, ...]}`. Against the API a
+[{"address": "127.x.y.z", "topics": [...], "key": API key (api only), "url": ws URL of this one
+(optional)}, ...]}`. Against the API a
 connection mints a `ws` ticket with its key (POST /v1/wire/tickets), authenticates and subscribes
 (its snapshots and the ack come back); against the baseline it only subscribes. Prints `ready N`
 once all are open, then reads: for every delta, the receive time (wall clock) and its
@@ -54,8 +55,9 @@ async def main(args) -> None:
                                     headers={"Authorization": f"Bearer {spec['key']}"})
                 if r.status_code != 201:
                     raise RuntimeError(f"ticket refused: {r.status_code} {r.text[:200]}")
-                ws = await connect(plan["url"], subprotocols=["svc.v1"], local_addr=(spec["address"], 0),
-                                   max_size=1 << 22, open_timeout=60, ping_interval=None)
+                ws = await connect(spec.get("url", plan["url"]), subprotocols=["svc.v1"],
+                                   local_addr=(spec["address"], 0), max_size=1 << 22, open_timeout=60,
+                                   ping_interval=None)
                 await ws.send(json.dumps({"op": "auth", "ticket": r.json()["ticket"]}))
             else:
                 ws = await connect(plan["url"], local_addr=(spec["address"], 0), max_size=1 << 22, open_timeout=60,
