@@ -180,14 +180,12 @@ def _about_betting(r: u.Reading, question: str) -> bool:
 
 async def _covered_words(conn: asyncpg.Connection, schema: str, question: str) -> set[str]:
     """Words of the question inside a library entry's or strategy's name of two words or more."""
-    words = f" {normalise(question)} "
     library = await names.library_for(conn, schema)
-    _, strategies = await _registry(conn, schema)
+    _, _, strategy_multiword, strategy_words = await _registry(conn, schema)
+    stretches = names.word_stretches(normalise(question), max(library.longest_words, strategy_words))
     covered: set[str] = set()
-    for name_list in [*library.names, *(n for _, _, n in strategies)]:
-        for name in name_list:
-            if " " in name and f" {name} " in words:
-                covered |= set(name.split())
+    for stretch in stretches & library.multiword | stretches & strategy_multiword:
+        covered |= set(stretch.split())
     return covered
 
 
@@ -196,20 +194,24 @@ _REGISTRIES: Rechecked[tuple] = Rechecked(names.RECHECK_SECONDS)
 
 
 async def _registry(conn: asyncpg.Connection, schema: str) -> tuple:
-    """The registry and each strategy's names, reloaded when `strategies` changed (checked once a second)."""
+    """The registry, each strategy's names, those of two words or more and the most words of one,
+    reloaded when `strategies` changed (checked once a second)."""
     return await _REGISTRIES.get(schema, lambda: table_version(conn, schema, "strategies"),
                                  lambda: _read_registry(conn, schema))
 
 
 async def _read_registry(conn: asyncpg.Connection, schema: str) -> tuple:
     registry = await read_registry(conn, schema)
-    return registry, [(row, e, compute.strategy_names(e)) for row, e in registry.strategies]
+    named = [(row, e, compute.strategy_names(e)) for row, e in registry.strategies]
+    # names of two words or more and the most words of a name, for _covered_words
+    multiword = {n for _, _, ns in named for n in ns if " " in n}
+    return registry, named, multiword, max((len(n.split()) for n in multiword), default=0)
 
 
 async def _strategy(conn: asyncpg.Connection, schema: str, question: str, r: u.Reading):
     """The registry strategy the question names (name, alias or slug in its words; the longest
     name wins), with the alternative it points to; None when it names none."""
-    registry, named = await _registry(conn, schema)
+    registry, named, _, _ = await _registry(conn, schema)
     words = f" {normalise(question)} "
     best, best_len = None, 0
     for row, e, names in named:

@@ -69,6 +69,12 @@ class NameIndex:
                             texts.append(w), owners.append(i), is_name.append(False)
                             seen.add(w)
             self.windows[size] = (texts, owners, is_name)
+        # two-word stretches by their second word, in index order: the shortened-first-word match
+        # ("man city") reads only the stretches ending in the phrase's second word, not all of them
+        self.by_second: dict[str, list[tuple[str, int]]] = {}
+        for i, text in enumerate(self.windows[2][0]):
+            a, _, b = text.partition(" ")
+            self.by_second.setdefault(b, []).append((a, i))
 
     def lookup(self, phrases: Sequence[str]) -> list[dict]:
         """Hits shaped as api.answers.decide.pick_entities reads them: per phrase and entity the
@@ -89,9 +95,8 @@ class NameIndex:
             if size == 2:  # "man city": each word begins the window's word
                 first, second = phrase.split()
                 if len(first) >= 3:
-                    for i, text in enumerate(texts):
-                        a, _, b = text.partition(" ")
-                        if a.startswith(first) and b == second and a != first:
+                    for a, i in self.by_second.get(second, ()):
+                        if a.startswith(first) and a != first:
                             scores = best.setdefault(owners[i], [0.0, 0.0])
                             scores[1] = max(scores[1], PREFIX_SCORE)
                             if is_name[i]:
@@ -137,6 +142,12 @@ async def _read_index(conn: asyncpg.Connection, schema: str) -> NameIndex:
 
 # ---- library entries named in a question ------------------------------------------------------
 
+def word_stretches(text: str, most: int) -> set[str]:
+    """Every run of 1 to `most` consecutive words of a normalised text."""
+    words = text.split()
+    return {" ".join(words[i: i + k]) for k in range(1, most + 1) for i in range(len(words) - k + 1)}
+
+
 KIND_ORDER = ("term", "rule", "law", "tax", "policy", "guide", "help")
 
 
@@ -152,15 +163,29 @@ class LibraryNames:
                          normalise(r["slug"].replace("-", " "))} if len(n) > 2]
             for r in rows
         ]
+        # which entries each name belongs to: a question is matched by its own stretches of words
+        # (normalised text is words joined by single spaces, so a name is "in" the question exactly
+        # when it is one of them) instead of by scanning every name of every entry
+        self.by_name: dict[str, list[int]] = {}
+        for i, entry_names in enumerate(self.names):
+            for n in entry_names:
+                self.by_name.setdefault(n, []).append(i)
+        self.longest_words = max((len(n.split()) for n in self.by_name), default=0)
+        # names of two words or more (a player's or team's words inside one name the term)
+        self.multiword = {n for n in self.by_name if " " in n}
 
     def named(self, question: str, jurisdiction: str | None, kinds: set[str] | None, law_or_tax: bool) -> list:
         """Entries whose title, an alias or slug is in the question: the longest name first, then
         kind order (a term before the rule that uses it). `jurisdiction`: a US state code keeps
         entries for everywhere, the US or that state. Law and tax entries only for a question
         about law or tax (a country's name alone asks nothing about its law)."""
-        words = f" {normalise(question)} "
+        longest_of: dict[int, int] = {}
+        for stretch in word_stretches(normalise(question), self.longest_words):
+            for i in self.by_name.get(stretch, ()):
+                longest_of[i] = max(longest_of.get(i, 0), len(stretch))
         found = []
-        for row, names in zip(self.rows, self.names):
+        for i in sorted(longest_of):
+            row = self.rows[i]
             if kinds is not None and row["kind"] not in kinds:
                 continue
             if row["kind"] in ("law", "tax") and not law_or_tax:
@@ -168,9 +193,7 @@ class LibraryNames:
             places = set(row["jurisdictions"] or ())
             if jurisdiction is not None and places and not places & {"US", f"US-{jurisdiction}"}:
                 continue
-            longest = max((len(n) for n in names if f" {n} " in words), default=0)
-            if longest:
-                found.append((longest, row))
+            found.append((longest_of[i], row))
         place = f"US-{jurisdiction}" if jurisdiction else None
         found.sort(key=lambda f: (place not in (f[1]["jurisdictions"] or ()), -f[0],
                                   KIND_ORDER.index(f[1]["kind"]) if f[1]["kind"] in KIND_ORDER else 9))

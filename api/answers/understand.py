@@ -34,6 +34,8 @@ US_STATES = {
     "WV": "west virginia", "WI": "wisconsin", "WY": "wyoming", "PR": "puerto rico",
 }
 _STATE_BY_NAME = {name: code for code, name in US_STATES.items()}
+# compiled once: every question is read for every state's name
+_STATE_NAME_PATTERNS = [(name, code, re.compile(rf"\b{name}\b")) for name, code in _STATE_BY_NAME.items()]
 # two-letter codes that are also English words: a state only when written in capitals after "in"
 _AMBIGUOUS_CODES = {"IN", "OR", "ME", "OK", "HI", "DE", "PA", "MA", "LA", "CO", "ID", "AL", "OH", "MD", "GA", "MO"}
 # team nicknames that share a name with a state (a question naming the team means no state)
@@ -105,6 +107,7 @@ DEVIG_ALIASES = {"multiplicative": "multiplicative", "proportional": "multiplica
                  "power": "power", "shin": "shin", "shins": "shin", "odds ratio": "odds_ratio",
                  "odds_ratio": "odds_ratio", "oddsratio": "odds_ratio"}
 assert set(DEVIG_ALIASES.values()) == set(METHODS)
+_DEVIG_ALIAS_PATTERNS = [(re.compile(rf"\b{alias}\b"), method) for alias, method in DEVIG_ALIASES.items()]
 
 MARKET_TYPE_CUES = {
     "spreads": {"spread", "spreads", "handicap", "ats", "cover", "points", "pts", "line"},
@@ -349,8 +352,8 @@ def _read_numbers(text: str, reading: Reading) -> str:
 
 
 def _read_states(original: str, lower: str, reading: Reading) -> None:
-    for name, code in _STATE_BY_NAME.items():
-        for m in re.finditer(rf"\b{name}\b", lower):
+    for name, code, pattern in _STATE_NAME_PATTERNS:
+        for m in pattern.finditer(lower):
             tail = lower[m.end(): m.end() + 14]
             # "New York Giants", "Washington Commanders", "Arizona Cardinals": a team, not a state
             if name in _STATE_NAMES_THAT_ARE_TEAMS and re.match(r"\s+[a-z]", tail) and not re.match(
@@ -373,8 +376,8 @@ def _read_states(original: str, lower: str, reading: Reading) -> None:
 
 
 def _read_cues(lower: str, reading: Reading) -> None:
-    for alias, method in DEVIG_ALIASES.items():
-        if re.search(rf"\b{alias}\b", lower):
+    for pattern, method in _DEVIG_ALIAS_PATTERNS:
+        if pattern.search(lower):
             reading.devig_method = method
             break
     for fmt, names in (("american", r"american|moneyline odds|moneyline|us odds|us format|us"),
