@@ -203,20 +203,20 @@ async def _registry(conn: asyncpg.Connection, schema: str) -> tuple:
 async def _read_registry(conn: asyncpg.Connection, schema: str) -> tuple:
     registry = await read_registry(conn, schema)
     named = [(row, e, compute.strategy_names(e)) for row, e in registry.strategies]
-    # names of two words or more and the most words of a name, for _covered_words
+    # names of two words or more (for _covered_words) and the most words of any name
     multiword = {n for _, _, ns in named for n in ns if " " in n}
-    return registry, named, multiword, max((len(n.split()) for n in multiword), default=0)
+    return registry, named, multiword, max((len(n.split()) for _, _, ns in named for n in ns), default=0)
 
 
 async def _strategy(conn: asyncpg.Connection, schema: str, question: str, r: u.Reading):
     """The registry strategy the question names (name, alias or slug in its words; the longest
     name wins), with the alternative it points to; None when it names none."""
-    registry, named, _, _ = await _registry(conn, schema)
-    words = f" {normalise(question)} "
+    registry, named, _, most_words = await _registry(conn, schema)
+    stretches = names.word_stretches(normalise(question), most_words)
     best, best_len = None, 0
-    for row, e, names in named:
-        for name in names:
-            if len(name) > best_len and f" {name} " in words:
+    for row, e, strategy_names in named:
+        for name in strategy_names:
+            if len(name) > best_len and name in stretches:
                 best, best_len = (row, e), len(name)
     if best is None:
         return None

@@ -353,6 +353,8 @@ def _read_numbers(text: str, reading: Reading) -> str:
 
 def _read_states(original: str, lower: str, reading: Reading) -> None:
     for name, code, pattern in _STATE_NAME_PATTERNS:
+        if name not in lower:  # the cheap test first: most questions name no state
+            continue
         for m in pattern.finditer(lower):
             tail = lower[m.end(): m.end() + 14]
             # "New York Giants", "Washington Commanders", "Arizona Cardinals": a team, not a state
