@@ -10,6 +10,7 @@ _NOT_WORD = re.compile(r"[^0-9a-z]+")
 
 def normalise(*parts: str | None) -> str:
     text = " ".join(p for p in parts if p)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
-    return _NOT_WORD.sub(" ", text).strip()
+    if not text.isascii():  # ASCII is its own NFKD form and carries no accents: the common case skips both
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    return _NOT_WORD.sub(" ", text.lower()).strip()

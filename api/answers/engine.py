@@ -131,8 +131,9 @@ async def _answer(conn: asyncpg.Connection, schema: str, ask: Ask, out: dict) ->
         if strategy_found is not None and library_rows and not asks_strategy:
             # named as a library term too ("kelly criterion"), and not asked about as a strategy
             strategy_found = None
-        if len(library_rows) > 1 and not (law_or_tax and state):
+        if len(library_rows) > 1 and not (law_or_tax and (state or jurisdiction is None)):
             # several entries named ("parlay", "postponed"): the one the library's relevance ranks first
+            # (not for law or tax with no place: that is needs_jurisdiction whichever comes first)
             ranked = await compute.library_hits(conn, schema, r.library_text or normalise(ask.question), place)
             order = {row["id"]: i for i, row in enumerate(ranked)}
             library_rows = sorted(library_rows, key=lambda x: order.get(x["id"], len(order)))

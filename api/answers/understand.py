@@ -227,6 +227,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 def normalise(question: str) -> str:
     """NFKC, no accents or control characters, dashes and quotes made plain; case kept."""
+    if question.isascii():  # already NFKC, no accents, no dashes or quotes to make plain
+        return _CONTROL.sub(" ", question)
     text = unicodedata.normalize("NFKC", question).translate(_DASHES)
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c))
