@@ -12,12 +12,17 @@ size of a real one), produced straight onto the dataset's `wire.deltas` with the
 their topics and `emit_ts` = the time of sending: the projector is not in this bench, only the
 fan-out is. Offered at several rates, each for PHASE_SECONDS then DRAIN_SECONDS quiet; per rate:
 messages delivered per second (deltas emitted in the phase that reached a client before the
-clients stopped reading, over the phase's length) and receive - `emit_ts` p50/p99 of those. The baseline (tests/perf/wire_baseline.py) reads the same topic with
-the same consumer settings and sends every record to its topic's sockets with
-`websockets.broadcast`: no tickets, limits, snapshots, seq checks or send queues. Same clients,
-same addresses, same rates, one after the other. Then two API processes with the clients split
-between them (alternately), against one: what a second process adds on the same cores. Also: each server's resident memory per open
-socket (RSS with the sockets open and subscribed, idle, minus RSS before).
+clients stopped reading, over the phase's length) and receive - `emit_ts` p50/p99 of those.
+
+The baseline (tests/perf/wire_baseline.py) reads the same topic with the same consumer settings
+and sends every record to its topic's sockets with `websockets.broadcast`: no tickets, limits,
+snapshots, seq checks or send queues. Same clients, same addresses, same rates, one after the
+other. Then two API processes with the clients split between them (alternately), against one:
+what a second process adds on the same cores. Then every third socket stalled (it never reads
+after subscribing) at STALLED_RATE: the p99 of the readers that keep up, against the same rate
+with none stalled, on the API and on the baseline. Also: each server's resident memory per open
+socket (RSS with the sockets open and subscribed, idle, minus RSS before), and the messages it
+delivered per CPU second it used.
 
 A plot (docs/bench_wire_fanout.png: delivered rate and p99 against the offered rate, both servers) is
 drawn when matplotlib is installed (`pip install -e '.[bench]'`, which `make bench` does).
@@ -56,6 +61,7 @@ GAMES = 8  # the slate
 RATES = (10, 20, 40, 80)  # deltas/s offered onto wire.deltas (x 250 readers per topic)
 PHASE_SECONDS = 8.0
 DRAIN_SECONDS = 6.0  # quiet after each rate: its backlog is worked off before the next (counted by emit_ts)
+STALLED_RATE = 20  # deltas/s while a third of the sockets stall (one of RATES: compared with it)
 READY_SECONDS = 600  # opening every socket (tickets, snapshots) must finish within this
 PLOT = ROOT / "docs" / "bench_wire_fanout.png"
 
@@ -164,7 +170,7 @@ class Deltas:
 
 
 async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids: list[int], plan_rows: list[dict],
-                   deltas: Deltas, readers: int, label: str | None = None) -> dict:
+                   deltas: Deltas, readers: int, label: str | None = None, rates: tuple[int, ...] = RATES) -> dict:
     label = label or name
     plan = ctx.workdir / f"wire-{label}-plan.json"
     out = ctx.workdir / f"wire-{label}-out.json"
@@ -184,7 +190,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids
         cpu_before = _cpu(pids), _cpu([clients.pid])
         wall = time.monotonic()
         phases = []
-        for rate in RATES:
+        for rate in rates:
             t0 = time.time()
             sent = await deltas.offer(rate, PHASE_SECONDS)
             phases.append((rate, t0, time.time(), sent))
@@ -210,7 +216,8 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids
                          "p50": _pct(lat, 0.50), "p99": _pct(lat, 0.99)})
     return {"phases": by_phase, "closed": result["closed"], "kib_per_socket": (after - before) / 1024 / len(plan_rows),
             "open_seconds": open_seconds, "server_cores": busy[0], "client_cores": busy[1],
-            "per_cpu_second": sum(p["delivered"] for p in by_phase) / max(1e-9, busy[0] * wall)}
+            "per_cpu_second": sum(p["delivered"] for p in by_phase) / max(1e-9, busy[0] * wall),
+            "closed_codes": sorted(set(result["closed"]))}
 
 
 def _plot(api: dict, two: dict, base: dict) -> bool:
@@ -278,6 +285,13 @@ async def run(ctx: BenchContext) -> list[Figure]:
             split = [{**row, "url": _ws((base_a, base_b)[i % 2])} for i, row in enumerate(plan_rows)]
             two = await _measure(ctx, "api", _ws(base_a), base_a, [proc_a.pid, proc_b.pid], split, deltas, readers,
                                  label="api-two")
+        # a third of the sockets stalled (never read): what the readers that keep up see
+        await deltas.settle(settings.database_url)
+        stalled_rows = [{**row, "stall": i % 3 == 2} for i, row in enumerate(plan_rows)]
+        with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api-stalled.log",
+                         app="tests.perf.api_bench_app:app", **env) as (base, proc):
+            api_stalled = await _measure(ctx, "api", _ws(base), base, [proc.pid], stalled_rows, deltas, readers,
+                                         label="api-stalled", rates=(STALLED_RATE,))
         port = free_port()
         baseline = subprocess.Popen(
             [sys.executable, "-m", "tests.perf.wire_baseline", "--bootstrap", settings.kafka_bootstrap, "--topic",
@@ -289,6 +303,9 @@ async def run(ctx: BenchContext) -> list[Figure]:
                 raise RuntimeError(f"baseline server did not start; see {ctx.workdir}/wire-baseline.log")
             base = await _measure(ctx, "baseline", f"ws://127.0.0.1:{port}", None, [baseline.pid], plan_rows, deltas,
                                   readers)
+            base_stalled = await _measure(ctx, "baseline", f"ws://127.0.0.1:{port}", None, [baseline.pid],
+                                          stalled_rows, deltas, readers, label="baseline-stalled",
+                                          rates=(STALLED_RATE,))
         finally:
             baseline.terminate()
             try:
@@ -318,6 +335,14 @@ async def run(ctx: BenchContext) -> list[Figure]:
     figures.append(Figure(f"resident memory per open socket ({SOCKETS}, subscribed, idle)", api["kib_per_socket"],
                           "KiB", "websockets broadcast server", base["kib_per_socket"], "<= 20 KiB",
                           f"opening took {api['open_seconds']:.0f}s (tickets, snapshots) vs {base['open_seconds']:.0f}s"))
+    at = RATES.index(STALLED_RATE)
+    for name, stalled, free in (("API (one process)", api_stalled, api), ("websockets broadcast", base_stalled, base)):
+        s, f = stalled["phases"][0], free["phases"][at]
+        figures.append(Figure(f"{name}: readers that keep up, p99 with a third of the sockets stalled", s["p99"], "ms",
+                              "same server and rate, none stalled", f["p99"], "<= 100 ms",
+                              f"{STALLED_RATE} deltas/s; p50 {s['p50']:.1f} ms (none stalled {f['p50']:.1f} ms); "
+                              f"{s['delivered']} delivered; readers closed early: "
+                              f"{'; '.join(stalled['closed_codes'])[:80] or 'none'}"))
     figures.append(Figure("messages delivered per CPU second of the server (all rates)", api["per_cpu_second"],
                           "msg/cpu-s", "websockets broadcast server", base["per_cpu_second"], None,
                           "independent of how much of the shared cores each server got"))

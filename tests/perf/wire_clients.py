@@ -5,7 +5,7 @@ process of their own, each on its own loopback address as real clients are on th
 
 PLAN: `{"url": ws URL, "server": "api" | "baseline", "api": http base (api only), "connections":
 [{"address": "127.x.y.z", "topics": [...], "key": API key (api only), "url": ws URL of this one
-(optional)}, ...]}`. Against the API a
+(optional), "stall": true for one that never reads after subscribing (optional)}, ...]}`. Against the API a
 connection mints a `ws` ticket with its key (POST /v1/wire/tickets), authenticates and subscribes
 (its snapshots and the ack come back); against the baseline it only subscribes. Prints `ready N`
 once all are open, then reads: for every delta, the receive time (wall clock) and its
@@ -71,6 +71,8 @@ async def main(args) -> None:
                     raise RuntimeError(f"refused: {msg}")
             opened += 1
         await go.wait()
+        if spec.get("stall"):  # a reader that stopped reading: the server's queues and the socket fill
+            await asyncio.Event().wait()
         try:
             async for frame in ws:
                 at = time.time()
