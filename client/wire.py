@@ -29,6 +29,7 @@ from .fold import fold
 
 SUBPROTOCOL = "svc.v1"
 CLOSE_SESSION_EXPIRED = 4011
+HELLO_SECONDS = 10.0  # a socket with no `hello` by then is given up on (dropped) and tried again
 
 
 async def _send(ws: Any, message: dict[str, Any]) -> None:
@@ -95,37 +96,49 @@ class Subscription:
 
     async def _open(self) -> Any:
         if self.session_id and self.resume_token:
+            first = {"op": "resume", "session_id": self.session_id, "resume_token": self.resume_token,
+                     "last_seq": dict(self.seqs)}
             ws = await connect(self._url(), subprotocols=[SUBPROTOCOL], open_timeout=10, **self._connect_options)
-            await _send(ws, ({"op": "resume", "session_id": self.session_id,
-                                               "resume_token": self.resume_token, "last_seq": dict(self.seqs)}))
             self.resumes += 1
-            return ws
-        ticket = await self._client.wire_tickets.create(topics=self.topics, transport="ws", mode=self.mode)
-        ws = await connect(ticket.url, subprotocols=[SUBPROTOCOL], open_timeout=10, **self._connect_options)
-        await _send(ws, ({"op": "auth", "ticket": ticket.ticket}))
-        self.states.clear()
-        self.seqs.clear()
+        else:
+            ticket = await self._client.wire_tickets.create(topics=self.topics, transport="ws", mode=self.mode)
+            first = {"op": "auth", "ticket": ticket.ticket}
+            ws = await connect(ticket.url, subprotocols=[SUBPROTOCOL], open_timeout=10, **self._connect_options)
+            self.states.clear()
+            self.seqs.clear()
+        try:
+            await _send(ws, first)
+        except BaseException:
+            ws.transport.abort()
+            raise
         return ws
 
     async def _connected(self) -> Any:
         """A socket past its hello, reconnecting with backoff while the service is unreachable."""
         attempt = 0
         while True:
+            ws = None
             try:
                 ws = await self._open()
-                hello = msgspec.json.decode(await asyncio.wait_for(ws.recv(), 10))
+                hello = msgspec.json.decode(await asyncio.wait_for(ws.recv(), HELLO_SECONDS))
                 if hello.get("op") != "hello":
                     raise ConnectionClosed(None, None)
                 fresh = hello["session_id"] != self.session_id
                 self.session_id, self.resume_token = hello["session_id"], hello["resume_token"]
                 if fresh:
                     await _send(ws, ({"op": "subscribe", "topics": self.topics, "request_id": "sub"}))
-                return ws
+                ready, ws = ws, None
+                return ready
             except ConnectionClosed as closed:
                 code = closed.rcvd.code if closed.rcvd else 1006
                 self._on_close(code, closed.rcvd.reason if closed.rcvd else "")
             except (OSError, InvalidHandshake, InvalidStatus, asyncio.TimeoutError):
                 pass
+            finally:
+                # a socket given up on (no hello in time, refused, a fatal close) is dropped at once:
+                # left open it would still count against the address's and the plan's open sockets
+                if ws is not None:
+                    ws.transport.abort()
             await asyncio.sleep(min(self._max_backoff, 0.25 * 2**attempt) * random.uniform(0.5, 1.0))
             attempt += 1
 

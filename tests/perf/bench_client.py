@@ -94,6 +94,7 @@ def _measure(base: str, key: str) -> dict[str, float]:
 
 
 WIRE_MARKETS, WIRE_BURST, WIRE_ROUNDS = 10, 2_000, 3  # 20,000 deltas a burst (the server keeps 5,000 a topic)
+REPLAY_TIMEOUT = 120.0
 CLIENTS, PER_ACCOUNT, PER_ADDRESS = 500, 50, 4  # the limits: 100 sockets per scale account, 5 per address
 
 
@@ -175,34 +176,40 @@ async def _raw_replay(base: str, raw: dict, expect: int, keep: list | None = Non
     async with ws_connect(url, subprotocols=["svc.v1"], max_size=None) as ws:
         await ws.send(json.dumps({"op": "resume", "session_id": raw["session_id"], "resume_token": raw["token"],
                                   "last_seq": raw["seqs"]}))
-        got, first = 0, None
-        while got < expect:
-            frame = await asyncio.wait_for(ws.recv(), 60)
-            msg = json.loads(frame)
-            op = msg.get("op")
-            if op == "delta":
-                first = first or time.perf_counter()
-                got += 1
-                if keep is not None:
-                    keep.append(frame)
-            elif op == "hello":
-                raw["token"] = msg["resume_token"]
-            elif op == "ping":
-                await ws.send(json.dumps({"op": "pong", "ts": msg["ts"]}))
-            elif op in ("resume_failed", "error"):
-                raise RuntimeError(f"raw resume: {msg}")
-        return time.perf_counter() - first
+        return await asyncio.wait_for(_raw_read(ws, raw, expect, keep), REPLAY_TIMEOUT)
+
+
+async def _raw_read(ws, raw: dict, expect: int, keep: list | None) -> float:
+    got, first = 0, None
+    while got < expect:
+        frame = await ws.recv()
+        msg = json.loads(frame)
+        op = msg.get("op")
+        if op == "delta":
+            first = first or time.perf_counter()
+            got += 1
+            if keep is not None:
+                keep.append(frame)
+        elif op == "hello":
+            raw["token"] = msg["resume_token"]
+        elif op == "ping":
+            await ws.send(json.dumps({"op": "pong", "ts": msg["ts"]}))
+        elif op in ("resume_failed", "error"):
+            raise RuntimeError(f"raw resume: {msg}")
+    return time.perf_counter() - first
 
 
 async def _client_replay(stream, expect: int) -> float:
     """Pull `expect` deltas from the client's stream; seconds from the first to the last."""
-    got, first = 0, None
-    while got < expect:
-        event = await asyncio.wait_for(stream.__anext__(), 60)
-        if event.op == "delta":
-            first = first or time.perf_counter()
-            got += 1
-    return time.perf_counter() - first
+    async def pull() -> float:
+        got, first = 0, None
+        while got < expect:
+            event = await stream.__anext__()
+            if event.op == "delta":
+                first = first or time.perf_counter()
+                got += 1
+        return time.perf_counter() - first
+    return await asyncio.wait_for(pull(), REPLAY_TIMEOUT)  # one timeout for the lot: no task per event
 
 
 async def _wire_throughput(ctx: BenchContext) -> dict[str, float]:

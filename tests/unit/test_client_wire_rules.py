@@ -44,3 +44,44 @@ def test_the_sse_stream_reopens_on_a_gap_and_ignores_other_events():
     assert stream._apply(_game("delta", 3, "live")) is None
     assert stream._apply(_game("delta", 5, "live")) is False  # reopen from seq 3
     assert stream.seq == 3 and stream.state["status"] == "scheduled"
+
+
+async def test_a_socket_given_up_on_is_dropped_before_the_next_attempt(monkeypatch):
+    """A server that never says hello (overloaded, say): each attempt's socket is closed before
+    the next, so retries never pile up open sockets (they count against the address's limit)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from websockets.asyncio.server import serve
+
+    from client import wire
+
+    monkeypatch.setattr(wire, "HELLO_SECONDS", 0.2)
+    open_now, seen = set(), []
+
+    async def handler(conn) -> None:
+        open_now.add(conn)
+        seen.append(conn)
+        try:
+            await conn.wait_closed()
+        finally:
+            open_now.discard(conn)
+
+    async with serve(handler, "127.0.0.1", 0, subprotocols=["svc.v1"]) as server:
+        port = server.sockets[0].getsockname()[1]
+        owner = SimpleNamespace(_core=SimpleNamespace(base_url=f"http://127.0.0.1:{port}"))
+        sub = Subscription(owner, ["game:gm_x"], None, max_backoff=0.05)
+        sub.session_id, sub.resume_token = "ses_x", "tok_x"  # resuming: no ticket to mint
+        attempts = asyncio.create_task(sub._connected())
+        for _ in range(200):
+            if len(seen) >= 3:
+                break
+            await asyncio.sleep(0.05)
+        assert len(seen) >= 3 and len(open_now) <= 1  # at most the attempt under way is open
+        attempts.cancel()
+        await asyncio.gather(attempts, return_exceptions=True)
+        for _ in range(100):
+            if not open_now:
+                break
+            await asyncio.sleep(0.05)
+        assert not open_now and sub.resumes >= 3
