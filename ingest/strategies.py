@@ -130,7 +130,9 @@ def check_registry(strategies: list[ContentFile], recipes: list[ContentFile]) ->
         if alt is not None and verdicts.get(alt.strategy) != "robust":
             f = f.refused(f"alternative names {alt.strategy!r}, which is not a robust strategy of the registry")
         final.append(f)
-    slugs = {f.slug for f in final if f.entry is not None}
+    # a strategy whose file is refused this time keeps its last good version in the registry,
+    # so a recipe naming it still resolves; only a strategy with no file is unknown
+    slugs = {f.slug for f in final}
     chains = []
     for f in content.unique_slugs(recipes):
         if f.entry is not None:

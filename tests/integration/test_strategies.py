@@ -80,10 +80,12 @@ async def test_registry_through_the_log_versions_history_and_verify(settings, to
         text = path.read_text()
         path.write_text(text.replace('aliases = ["kelly",', 'aliases = ["kelly bet", "kelly",', 1))
         assert (await ingest(settings, root)).accepted == 1
-        # a broken file is dead-lettered and its strategy stays; a removed file retires its strategy
+        # a broken file is dead-lettered and its strategy stays (so a recipe naming it, C45, still
+        # stands); a removed file retires its strategy
         bad = root / "strategies/B9/favourite-longshot-bias.toml"
         bad.write_text(bad.read_text().replace('verdict = "conditional"', 'verdict = "maybe"', 1))
-        (root / "strategies/B9/draw-bias.toml").unlink()
+        # (a strategy no recipe names: removing one a recipe names dead-letters that recipe too)
+        (root / "strategies/F4/cash-game-floor.toml").unlink()
         mixed = await ingest(settings, root)
         assert (mixed.dead_lettered, dict(mixed.by_type)) == (1, {"StrategyRetired": 1})
         letters = [d for d in await read_dead_letters(settings, "live") if d.source == "strategies"]
@@ -95,11 +97,11 @@ async def test_registry_through_the_log_versions_history_and_verify(settings, to
         history = await rows(settings, "SELECT revision, action, version FROM live.strategy_revisions "
                                        "WHERE entry_id = $1 ORDER BY revision", kelly["id"])
         assert [tuple(h.values()) for h in history] == [(1, "published", 1), (2, "revised", 2), (3, "revised", 2)]
-        gone = (await rows(settings, "SELECT status FROM live.strategies WHERE slug = 'draw-bias'"))[0]
+        gone = (await rows(settings, "SELECT status FROM live.strategies WHERE slug = 'cash-game-floor'"))[0]
         assert gone["status"] == "retired"
         async with client(settings) as c:
             second = (await c.get("/v1/strategies")).json()
-            assert (await c.get("/v1/strategies/draw-bias")).status_code == 404
+            assert (await c.get("/v1/strategies/cash-game-floor")).status_code == 404
             assert (await c.get("/v1/strategies/favourite-longshot-bias")).json()["verdict"] == "conditional"
         assert second["registry_version"] != first["registry_version"]
         by_id = {s["id"]: s for s in second["data"]}

@@ -105,6 +105,18 @@ def test_rules_across_files_refuse_only_the_file_that_breaks_them():
     assert errors["recipes/C4.toml"] is None and "two-way-arbitrage" in errors["recipes/C2.toml"]
 
 
+def test_a_recipe_naming_a_strategy_whose_file_is_refused_still_stands():
+    """A refused file leaves its strategy's last good version in the registry; a recipe naming a
+    strategy with no file at all is refused."""
+    broken = parse_strategy("B5/kelly-criterion.toml", edit(KELLY, 'verdict = "robust"', 'verdict = "maybe"'))
+    half = parse_strategy("B5/fractional-kelly.toml", (registry_root() / "strategies/B5/fractional-kelly.toml").read_text())
+    chain = parse_recipe("C44.toml", (registry_root() / "recipes/C44.toml").read_text())
+    strategies, recipes = check_registry([broken, half], [chain])
+    assert strategies[0].error is not None and recipes[0].error is None
+    _, recipes = check_registry([half], [chain])
+    assert "kelly-criterion" in recipes[0].error
+
+
 def test_plan_publishes_revises_and_retires_and_version_follows_verdict_and_evidence():
     kelly = parse_strategy("B5/kelly-criterion.toml", KELLY)
     events, letters = plan([kelly], {}, NOW, STRATEGIES)
