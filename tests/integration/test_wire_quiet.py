@@ -42,7 +42,7 @@ async def test_a_current_client_resumes_a_quiet_topic(settings, topics, tmp_path
     events = [*GAMES, *ev.season_quotes(GAMES, ("dk", "fd"), 1, seed=7)]
     async with wire_stack(settings, tmp_path, events) as (c, key, _):
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-               "SVC_WIRE_PING_SECONDS": "0.5", "SVC_WIRE_RESUME_SECONDS": str(WINDOW)}
+               "SVC_WIRE_PING_SECONDS": "1", "SVC_WIRE_RESUME_SECONDS": str(WINDOW)}
         with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "quiet.log",
                         **env) as base:
             url = base.replace("http://", "ws://") + "/v1/wire"

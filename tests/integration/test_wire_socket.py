@@ -124,7 +124,7 @@ async def _subscribe_stream_and_unsubscribe(settings, c, key) -> dict:
         state = snapshots[TOPIC]["data"]
         await meanwhile(ws, ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + i) for i, (book, prices) in
                                                   enumerate([("dk", [-300, 250]), ("fd", [-280, 230]), ("mgm", [-260, 210])])]))
-        # keep reading (and answering pings, 0.5 s apart here) while the projector catches up:
+        # keep reading (and answering pings, a second apart here) while the projector catches up:
         # a client that stops reading for two pings is closed 4100
         catching_up = asyncio.create_task(caught_up(settings, 60))
         seen, last_seq = [], None

@@ -109,7 +109,7 @@ async def _stream_and_resume(settings, c: httpx.AsyncClient, key: str) -> None:
             state = apply_delta(state, delta["type"], delta["data"])
         assert seen == list(range(first_seq + 1, last_seq + 1))
         assert state == expected  # snapshot + deltas = the read model now
-        assert await events.comment() == ": ping"  # idle: pinged (every 0.5 s here)
+        assert await events.comment() == ": ping"  # idle: pinged (every second here)
 
     # resume: a new ticket and Last-Event-ID replay what was missed, no snapshot first
     params = {"ticket": await ticket(c, key)}
@@ -172,7 +172,7 @@ async def _open_streams_are_counted_and_given_back(c: httpx.AsyncClient, key: st
     finally:
         for cm in opened[:1]:
             await cm.__aexit__(None, None, None)
-    # one went away: the server notices at its next write (pings every 0.5 s) and counts it out
+    # one went away: the server notices at its next write (pings every second) and counts it out
     deadline = time.monotonic() + 10
     while True:
         async with c.stream("GET", f"/v1/stream/{TOPIC}", params={"ticket": await ticket(c, key)}) as response:

@@ -1,5 +1,5 @@
 """The Wire end to end for a test: the test's feed published, the projector process caught up,
-the served API (granian, pinging every 0.5 s) reading the test's topics, a key with
+the served API (granian, pinging every second) reading the test's topics, a key with
 `wire:connect` and `read:odds`."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ async def wire_stack(settings, tmp_path, events, **env_overrides: str):
         assert await caught_up(settings, 120)
         key = await make_key(settings, "acme", "free", {"wire:connect", "read:odds"})
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-               "SVC_WIRE_PING_SECONDS": "0.5", "SVC_WIRE_ORIGINS": ALLOWED_ORIGIN, **env_overrides}
+               "SVC_WIRE_PING_SECONDS": "1", "SVC_WIRE_ORIGINS": ALLOWED_ORIGIN, **env_overrides}
         with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log", **env) as base:
             async with httpx.AsyncClient(base_url=base, timeout=30) as client:
                 yield client, key, base
@@ -55,7 +55,7 @@ async def market_now(settings, market_id: str) -> tuple[int, dict]:
 async def all_counted_out(settings, timeout: float = 15) -> None:
     """Wait until no connection counts any more: each closed one counted out (the server notices a
     client that went away at its next write, within a ping, and deletes its row), or its row
-    stale (its process stopped: 3 pings of 0.5 s + 5 s)."""
+    stale (its process stopped: 3 pings + 5 s)."""
     import asyncio
     import time
 
