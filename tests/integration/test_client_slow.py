@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from datetime import datetime, timezone
 
 import client
 from client.fold import fold
 from infra.kafka import make_producer
 from schemas.datasets import WIRE_DELTAS, topic_name
-from tests.integration.wire_support import market_now, wire_stack
+from tests.integration.wire_support import market_now, publish_round, until, wire_stack
 from tests.support import projection_events as ev
-from tests.support.projection_harness import caught_up
 
 GAMES = ev.schedule(1)
 GID = GAMES[0].game_id
@@ -35,21 +33,6 @@ MID = ev.market_id(GID, "game", "h2h", "full", None)
 FLOODED = ev.market_id(GID, "game", "totals", "full", None)
 TOPIC, FLOOD_TOPIC = f"market:{MID}", f"market:{FLOODED}"
 DELTAS, PAD, PER_TENTH = 1200, 8192, 30  # 9.6 MB at 2.4 MB/s: past the buffers (a few MB) and the queue
-ROUNDS = [[("dk", [-300, 250]), ("fd", [-280, 230])], [("mgm", [-260, 210]), ("dk", [-120, 100])],
-          [("fd", [-150, 130]), ("mgm", [-140, 120])]]
-
-
-async def _until(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
-
-
-async def _publish(settings, round_: int) -> None:
-    await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + 10 * round_ + i)
-                                for i, (book, prices) in enumerate(ROUNDS[round_])])
-    assert await caught_up(settings, 60)
 
 
 async def _flood(settings, first_seq: int, data: dict) -> None:
@@ -93,23 +76,23 @@ async def test_a_stalled_consumer_is_closed_4108_resumes_and_matches_the_read_mo
         try:
             first_seq, _ = await market_now(settings, MID)
             flood_seq, flood_data = await market_now(settings, FLOODED)
-            await _until(lambda: sub.seqs.get(TOPIC) == first_seq and sub.seqs.get(FLOOD_TOPIC) == flood_seq
+            await until(lambda: sub.seqs.get(TOPIC) == first_seq and sub.seqs.get(FLOOD_TOPIC) == flood_seq
                          and witness.seqs.get(FLOOD_TOPIC) == flood_seq, 30, "no snapshots")
-            await _publish(settings, 0)
+            await publish_round(settings, GID, 0)
             seq, _ = await market_now(settings, MID)
-            await _until(lambda: sub.seqs.get(TOPIC) == seq, 30, "deltas did not arrive")
+            await until(lambda: sub.seqs.get(TOPIC) == seq, 30, "deltas did not arrive")
 
             flowing.clear()
-            await _publish(settings, 1)  # real changes the stalled consumer misses for now
+            await publish_round(settings, GID, 1)  # real changes the stalled consumer misses for now
             last_flood = flood_seq + DELTAS
             await _flood(settings, flood_seq + 1, {**flood_data, "lines": []})
-            await _until(lambda: witness.seqs.get(FLOOD_TOPIC) == last_flood, 60, "the flood was not fanned out")
+            await until(lambda: witness.seqs.get(FLOOD_TOPIC) == last_flood, 60, "the flood was not fanned out")
             flowing.set()
 
-            await _publish(settings, 2)
+            await publish_round(settings, GID, 2)
             last_seq, snapshot = await market_now(settings, MID)
             _, flood_snapshot = await market_now(settings, FLOODED)
-            await _until(lambda: sub.seqs.get(TOPIC) == last_seq and sub.seqs.get(FLOOD_TOPIC) == last_flood,
+            await until(lambda: sub.seqs.get(TOPIC) == last_seq and sub.seqs.get(FLOOD_TOPIC) == last_flood,
                          60, "the stalled consumer did not resume and catch up")
         finally:
             await sub.aclose()

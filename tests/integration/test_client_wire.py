@@ -10,37 +10,20 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 
 import client
 from client.fold import fold
 from infra.net import free_port
 from tests.integration.test_wire_crash import kill_outright
-from tests.integration.wire_support import market_now, wire_stack
+from tests.integration.wire_support import market_now, publish_round, until, wire_stack
 from tests.support import projection_events as ev
 from tests.support.live_server import api_process
-from tests.support.projection_harness import caught_up
 
 GAMES = ev.schedule(1)
 BOOKS = ("dk", "fd", "mgm")
 GID = GAMES[0].game_id
 MID = ev.market_id(GID, "game", "h2h", "full", None)
 TOPIC = f"market:{MID}"
-ROUNDS = [[("dk", [-300, 250]), ("fd", [-280, 230])], [("mgm", [-260, 210]), ("dk", [-120, 100])],
-          [("fd", [-150, 130]), ("mgm", [-140, 120])], [("dk", [-200, 170]), ("fd", [-190, 160])]]
-
-
-async def _until(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
-
-
-async def _publish(settings, round_: int) -> None:
-    await ev.publish(settings, [ev.quote(GID, book, prices, minute=300 + 10 * round_ + i)
-                                for i, (book, prices) in enumerate(ROUNDS[round_])])
-    assert await caught_up(settings, 60)
 
 
 async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_the_read_model(
@@ -69,21 +52,21 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
 
             sse_consumer = asyncio.create_task(consume_sse())
             first_seq, _ = await market_now(settings, MID)
-            await _until(lambda: sub.seqs.get(TOPIC) == first_seq, 20, "no snapshot")
+            await until(lambda: sub.seqs.get(TOPIC) == first_seq, 20, "no snapshot")
             assert events[0].op == "snapshot" and events[0].seq == first_seq
-            await _publish(settings, 0)
+            await publish_round(settings, GID, 0)
             seq, _ = await market_now(settings, MID)
-            await _until(lambda: sub.seqs.get(TOPIC) == seq, 20, "deltas did not arrive")
+            await until(lambda: sub.seqs.get(TOPIC) == seq, 20, "deltas did not arrive")
             kill_outright(proc.pid)
         # deltas while no API process runs: the resume must replay them
-        await _publish(settings, 1)
+        await publish_round(settings, GID, 1)
         with api_process(*run, tmp_path / "second.log", port=port, **env) as (base, _):
             seq, _ = await market_now(settings, MID)
-            await _until(lambda: sub.seqs.get(TOPIC) == seq, 30, "the consumer did not resume")
-            await _publish(settings, 2)
+            await until(lambda: sub.seqs.get(TOPIC) == seq, 30, "the consumer did not resume")
+            await publish_round(settings, GID, 2)
             last_seq, snapshot = await market_now(settings, MID)
-            await _until(lambda: sub.seqs.get(TOPIC) == last_seq, 20, "deltas after the resume did not arrive")
-            await _until(lambda: sse.seq == last_seq, 30, "the server-sent events did not catch up")
+            await until(lambda: sub.seqs.get(TOPIC) == last_seq, 20, "deltas after the resume did not arrive")
+            await until(lambda: sse.seq == last_seq, 30, "the server-sent events did not catch up")
             # over SSE: reopened with Last-Event-ID, missed changes replayed, no second snapshot
             assert sse.reconnects >= 1 and sse.snapshots == 1
             assert [e.seq for e in sse_events if e.op == "delta"] == list(range(first_seq + 1, last_seq + 1))
@@ -95,9 +78,9 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
             # the TCP connection dropped under the client (no close frame): it resumes again
             resumes = sub.resumes
             sub._ws.transport.abort()
-            await _publish(settings, 3)
+            await publish_round(settings, GID, 3)
             last_seq, snapshot = await market_now(settings, MID)
-            await _until(lambda: sub.seqs.get(TOPIC) == last_seq, 30, "no resume after the dropped connection")
+            await until(lambda: sub.seqs.get(TOPIC) == last_seq, 30, "no resume after the dropped connection")
             assert sub.resumes > resumes and sub.snapshots == 1
             assert [e.seq for e in events if e.op == "delta"] == list(range(first_seq + 1, last_seq + 1))
             assert sub.states[TOPIC] == fold(None, "market.update", snapshot)

@@ -28,6 +28,7 @@ from infra.net import free_port
 from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import KEY_SECRET
 from tests.support.live_server import ROOT, api_server
+from tests.support.processes import stop
 
 SVC = str(Path(sys.executable).with_name("svc"))
 DAY = {"date": "2024-09-08", "tz": "America/New_York"}
@@ -157,12 +158,7 @@ def http_server(base: str, log: Path):
             time.sleep(0.1)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
 
 
 @contextlib.asynccontextmanager

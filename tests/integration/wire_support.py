@@ -4,6 +4,8 @@ the served API (granian, pinging every second) reading the test's topics, a key 
 
 from __future__ import annotations
 
+import asyncio
+import time
 from contextlib import asynccontextmanager
 
 import httpx
@@ -20,6 +22,9 @@ from tests.support.projection_harness import caught_up, start_projector
 
 
 ALLOWED_ORIGIN = "https://app.example.com"
+# rounds of real price changes on one game's moneyline (book, [home, away]), for `publish_round`
+PRICE_ROUNDS = [[("dk", [-300, 250]), ("fd", [-280, 230])], [("mgm", [-260, 210]), ("dk", [-120, 100])],
+                [("fd", [-150, 130]), ("mgm", [-140, 120])], [("dk", [-200, 170]), ("fd", [-190, 160])]]
 
 
 @asynccontextmanager
@@ -56,9 +61,6 @@ async def all_counted_out(settings, timeout: float = 15) -> None:
     """Wait until no connection counts any more: each closed one counted out (the server notices a
     client that went away at its next write, within a ping, and deletes its row), or its row
     stale (its process stopped: 3 pings + 5 s)."""
-    import asyncio
-    import time
-
     conn = await connect(settings.database_url)
     try:
         deadline = time.monotonic() + timeout
@@ -69,3 +71,18 @@ async def all_counted_out(settings, timeout: float = 15) -> None:
             await asyncio.sleep(0.1)
     finally:
         await conn.close()
+
+
+async def publish_round(settings, game_id: str, round_: int) -> None:
+    """PRICE_ROUNDS[round_] quoted on the game, then the projector caught up."""
+    await ev.publish(settings, [ev.quote(game_id, book, prices, minute=300 + 10 * round_ + i)
+                                for i, (book, prices) in enumerate(PRICE_ROUNDS[round_])])
+    assert await caught_up(settings, 60)
+
+
+async def until(predicate, timeout: float, what: str) -> None:
+    """Wait for `predicate()` (what a client has folded so far); fail saying `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)

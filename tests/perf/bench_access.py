@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ import httpx
 from access.store import create_key
 from infra.net import free_port, wait_port
 from tests.perf.run import ROOT, BenchContext, Figure
+from tests.support.processes import stop
 
 CONCURRENCY = 64
 
@@ -59,12 +59,7 @@ def _start_api(settings, port: int, log: Path) -> subprocess.Popen:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the group this bench started (granian and its worker)
-        proc.wait(10)
+    stop(proc, group=True)  # the group this bench started (granian and its worker)
 
 
 async def _burst(

@@ -52,6 +52,7 @@ from schemas.wire import Envelope, encode_envelope
 from tests.perf.run import ROOT, BenchContext, Figure
 from tests.support import read_models
 from tests.support.live_server import api_process
+from tests.support.processes import stop
 from wire.limits import PER_ADDRESS
 
 KEY_SECRET = "bench-secret"
@@ -307,11 +308,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
                                           stalled_rows, deltas, readers, label="baseline-stalled",
                                           rates=(STALLED_RATE,))
         finally:
-            baseline.terminate()
-            try:
-                baseline.wait(10)
-            except subprocess.TimeoutExpired:
-                baseline.kill()
+            stop(baseline)
     finally:
         await deltas.producer.stop()
 

@@ -14,6 +14,7 @@ import httpx
 
 from infra.net import free_port
 from infra.supervisor import API_ALLOCATOR_ENV
+from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,9 +62,4 @@ def api_process(
             time.sleep(0.1)
         yield base, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
