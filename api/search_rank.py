@@ -63,7 +63,16 @@ def phrase_score(query: str, terms: str) -> float:
         if window.startswith(query):
             score = PREFIX + 0.09 * len(query) / len(window)
         else:
-            score = FUZZY * SequenceMatcher(None, query, window, autojunk=False).ratio()
+            # the full match was most of a search request's time: a window that cannot beat the
+            # best so far is skipped first by upper bounds of its ratio (difflib's real_quick_ratio
+            # from the lengths alone, then quick_ratio), so the score comes out the same
+            length = len(query) + len(window)
+            if FUZZY * (2.0 * min(len(query), len(window)) / length) <= best:
+                continue
+            matcher = SequenceMatcher(None, query, window, autojunk=False)
+            if FUZZY * matcher.quick_ratio() <= best:
+                continue
+            score = FUZZY * matcher.ratio()
         if score > best:
             best = score
     return best

@@ -48,3 +48,37 @@ def test_any_whole_phrase_of_the_terms_scores_exact_and_nothing_else_does(words,
     start = min(start, len(words) - 1)
     assert phrase_score(" ".join(words[start:]), terms) == EXACT
     assert phrase_score("zz" + words[0] + "q", terms) < EXACT
+
+
+def _full_match_score(query: str, terms: str) -> float:
+    """phrase_score as first written: the full difflib match of every window, no bound skipping."""
+    from difflib import SequenceMatcher
+
+    from api.search_rank import FUZZY, PREFIX, REORDERED, _windows
+    if f" {query} " in f" {terms} ":
+        return EXACT
+    q_words, best = query.split(), 0.0
+    for window in _windows(terms.split(), len(q_words)):
+        if len(q_words) > 1 and sorted(window.split()) == sorted(q_words):
+            return REORDERED
+        if window.startswith(query):
+            score = PREFIX + 0.09 * len(query) / len(window)
+        else:
+            score = FUZZY * SequenceMatcher(None, query, window, autojunk=False).ratio()
+        best = max(best, score)
+    return best
+
+
+_near = st.text(alphabet="abcehiklnrst", min_size=1, max_size=7)  # few letters: many near misses
+
+
+@given(st.lists(_near, min_size=1, max_size=3), st.lists(_near, min_size=1, max_size=8))
+def test_skipping_windows_that_cannot_win_scores_the_same_as_matching_them_all(q_words, t_words):
+    query, terms = " ".join(q_words), " ".join(t_words)
+    assert phrase_score(query, terms) == _full_match_score(query, terms)
+
+
+def test_the_sample_queries_score_as_before():
+    for query, terms in [("kansas cty", "kansas city chiefs kc"), ("eagels", "philadelphia eagles phi"),
+                         ("buffalo bils", "buffalo bills at miami dolphins"), ("chefs", "chelsea blues")]:
+        assert phrase_score(query, terms) == _full_match_score(query, terms) > 0
