@@ -26,6 +26,7 @@ from projections.log_ends import high_watermarks, partitions_of
 from wire.recent import RESUME_SECONDS, after
 
 MAX_SCAN = 500_000  # records of one partition: ~2 s of reading here, past which a snapshot is cheaper
+STOP_SECONDS = 3.0  # the longest a scan or a shutdown waits for a consumer's stop
 SCAN_SECONDS = 10.0  # a resume's scans that take longer give up: its clients get snapshots
 _partition_of = DefaultPartitioner()
 
@@ -38,21 +39,46 @@ class LogReplay:
         self._delta_of = delta_of  # the fan-out's decoder: a record value to a Delta (None if undecodable)
         self._consumer = None
         self._lock = asyncio.Lock()
+        self._open: set = set()  # every consumer made and not yet stopped, started or not
+        self._stopping: set[asyncio.Task] = set()
 
     async def since(self, log_topic: str, last_seqs: dict[str, int], seconds: float = RESUME_SECONDS):
         """Per topic, its deltas after its last seq within the last `seconds`, complete and in seq
         order, or None when the log cannot say (a snapshot is needed). Each partition is read
         once, however many of the topics it holds."""
         async with self._lock:
-            if self._consumer is None:
-                consumer = make_consumer(self._settings, fetch_max_wait_ms=20)
-                await consumer.start()
-                self._consumer = consumer
+            consumer = self._consumer
             try:
-                return await self._scan(self._consumer, log_topic, last_seqs, seconds)
+                if consumer is None:
+                    consumer = make_consumer(self._settings, fetch_max_wait_ms=20)
+                    self._open.add(consumer)  # before start: a start cancelled midway must be stopped too
+                    await consumer.start()
+                    self._consumer = consumer
+                return await self._scan(consumer, log_topic, last_seqs, seconds)
             except BaseException:
-                await self.aclose()  # a broken connection: a fresh consumer next time
+                # a broken connection, or a scan cancelled (its resume gave up) in the middle of a
+                # fetch: a fresh consumer next time
+                if self._consumer is consumer:
+                    self._consumer = None
+                await self._stop(consumer)
                 raise
+
+    async def _stop(self, consumer) -> None:
+        """Stop `consumer`; the stop goes on even when the caller is cancelled again meanwhile, and
+        is waited for at most `STOP_SECONDS` (aiokafka's stop of a consumer can hang in its fetcher:
+        the next resume must not wait behind it, nor must a shutdown)."""
+        if consumer is None or consumer not in self._open:
+            return
+        self._open.discard(consumer)
+        task = asyncio.ensure_future(consumer.stop())
+        self._stopping.add(task)
+        task.add_done_callback(self._stopped)
+        await asyncio.wait({task}, timeout=STOP_SECONDS)  # waits without cancelling it
+
+    def _stopped(self, task: asyncio.Task) -> None:
+        self._stopping.discard(task)
+        if not task.cancelled():
+            task.exception()  # a consumer that fails to stop is gone anyway: nothing to retry
 
     async def _scan(self, consumer, log_topic: str, last_seqs: dict[str, int], seconds: float):
         out: dict[str, list | None] = {topic: None for topic in last_seqs}
@@ -105,9 +131,6 @@ class LogReplay:
         return entries
 
     async def aclose(self) -> None:
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            try:
-                await consumer.stop()
-            except Exception:
-                pass
+        self._consumer = None
+        for consumer in list(self._open):
+            await self._stop(consumer)

@@ -10,10 +10,11 @@ from datetime import datetime, timezone
 import msgspec
 import pytest
 
-from infra.kafka import make_producer
+from infra.kafka import make_consumer, make_producer
 from infra.topics import ensure_topics
 from schemas.datasets import WIRE_DELTAS, topic_name
-from wire.fanout import DeltaFanout
+from wire import log_replay
+from wire.fanout import DeltaFanout, delta_of
 
 
 def envelope(topic: str, seq: int) -> bytes:
@@ -61,3 +62,38 @@ async def test_missed_deltas_come_from_the_log_for_many_topics_at_once(settings,
         assert old == {names[1]: None}
     finally:
         await fanout.aclose()
+
+
+async def test_a_cancelled_scan_leaves_no_consumer_open(settings, monkeypatch):
+    # a resume's wait_for gives up while its scan is starting its consumer or reading: every
+    # consumer the scans created is stopped (aiokafka logs "Unclosed AIOKafkaConsumer" otherwise)
+    await ensure_topics(settings)
+    log_topic = topic_name("live", WIRE_DELTAS, settings.topic_namespace)
+    made, creating = [], asyncio.Event()
+
+    def recording(*args, **kwargs):
+        consumer = make_consumer(*args, **kwargs)
+        made.append(consumer)
+        creating.set()
+        return consumer
+
+    monkeypatch.setattr(log_replay, "make_consumer", recording)
+    replay = log_replay.LogReplay(settings, delta_of)
+    try:
+        # cancelled while the consumer starts (it connects to the broker: many loop turns)
+        scan = asyncio.create_task(replay.since(log_topic, {"game:gm_1": 0}))
+        await creating.wait()
+        scan.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await scan
+        assert made and all(c._closed is True for c in made)
+        # cancelled at other points, then one that completes
+        for delay in (0.001, 0.01, 0.05, 0.2):
+            try:
+                await asyncio.wait_for(replay.since(log_topic, {"game:gm_1": 0}), delay)
+            except asyncio.TimeoutError:
+                pass  # where it is cancelled depends on the machine's speed; none may leak
+        assert await replay.since(log_topic, {"game:gm_1": 0}) == {"game:gm_1": None}
+    finally:
+        await replay.aclose()
+    assert len(made) >= 2 and all(c._closed is True for c in made)
