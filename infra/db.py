@@ -19,6 +19,10 @@ DATABASE_DOWN: tuple[type[BaseException], ...] = (
     OSError,  # refused, reset, no route to the host
     TimeoutError,  # no answer within the caller's bound (connect, acquire, query)
     asyncpg.InterfaceError,  # the connection or pool closed under us
+    # the server ended the connection just as a query started: asyncpg's protocol is caught
+    # between the two ("cannot switch to state 11; another operation is in progress"); seen
+    # when a backend is terminated under load
+    asyncpg.InternalClientError,
     asyncpg.PostgresConnectionError,  # SQLSTATE class 08: the connection failed or was lost
     asyncpg.OperatorInterventionError,  # class 57: starting up, shutting down, crashed, cancelled
     asyncpg.InsufficientResourcesError,  # class 53: too many connections, out of disk or memory
