@@ -6,7 +6,10 @@ A Wire topic's deltas all sit in one partition of `wire.deltas` (keyed by topic,
 murmur2 partitioner, as every Kafka client computes it). The resume window is 120 seconds, so
 the scan starts at the partition's first record of the last 120 seconds (Kafka's offsets for
 times) and reads to the end offset taken at the start, keeping the resumed topics' records (a
-socket resuming many topics reads each partition once). At most
+socket resuming many topics reads each partition once). Resumes that arrive while a scan runs
+wait for the next one, which serves them all (one read over the union of their topics, then each
+client's own seqs picked out), so a restart that brings hundreds of clients back at once costs a
+few scans, not one each. At most
 `MAX_SCAN` records are read; past that the client gets a snapshot instead, which is always
 correct (the gap rule).
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from aiokafka import TopicPartition
@@ -31,37 +35,82 @@ SCAN_SECONDS = 10.0  # a resume's scans that take longer give up: its clients ge
 _partition_of = DefaultPartitioner()
 
 
+@dataclass(eq=False)
+class _Request:
+    log_topic: str
+    seconds: float
+    last_seqs: dict[str, int]
+    answer: asyncio.Future
+
+
 class LogReplay:
-    """One consumer per API process for resume scans, started on first use; scans take turns."""
+    """One consumer per API process for resume scans, started on first use; scans take turns, and
+    the resumes waiting for a turn share the next one."""
 
     def __init__(self, settings: Settings, delta_of: Callable[[bytes], object | None]) -> None:
         self._settings = settings
         self._delta_of = delta_of  # the fan-out's decoder: a record value to a Delta (None if undecodable)
         self._consumer = None
         self._lock = asyncio.Lock()
+        self._waiting: list[_Request] = []  # resumes not yet taken by a scan
         self._open: set = set()  # every consumer made and not yet stopped, started or not
         self._stopping: set[asyncio.Task] = set()
 
     async def since(self, log_topic: str, last_seqs: dict[str, int], seconds: float = RESUME_SECONDS):
         """Per topic, its deltas after its last seq within the last `seconds`, complete and in seq
         order, or None when the log cannot say (a snapshot is needed). Each partition is read
-        once, however many of the topics it holds."""
-        async with self._lock:
-            consumer = self._consumer
-            try:
-                if consumer is None:
-                    consumer = make_consumer(self._settings, fetch_max_wait_ms=20)
-                    self._open.add(consumer)  # before start: a start cancelled midway must be stopped too
-                    await consumer.start()
-                    self._consumer = consumer
-                return await self._scan(consumer, log_topic, last_seqs, seconds)
-            except BaseException:
-                # a broken connection, or a scan cancelled (its resume gave up) in the middle of a
-                # fetch: a fresh consumer next time
-                if self._consumer is consumer:
-                    self._consumer = None
-                await self._stop(consumer)
-                raise
+        once, however many of the topics it holds. Resumes that wait while another scans are
+        served together by the next scan, over the union of their topics (many clients resuming
+        at once after a restart would otherwise queue one scan each)."""
+        request = _Request(log_topic, seconds, last_seqs, asyncio.get_running_loop().create_future())
+        self._waiting.append(request)
+        try:
+            async with self._lock:
+                if not request.answer.done():
+                    batch = [r for r in self._waiting if (r.log_topic, r.seconds) == (log_topic, seconds)]
+                    for r in batch:
+                        self._waiting.remove(r)
+                    batch = [r for r in batch if not r.answer.done()]
+                    if request not in batch:  # never left without an answer, whatever happened to its line
+                        batch.append(request)
+                    try:
+                        await self._serve(log_topic, seconds, batch)
+                    except BaseException:
+                        # the others wait on: the next of them to take the lock scans for them
+                        self._waiting.extend(r for r in batch if r is not request and not r.answer.done())
+                        raise
+            return request.answer.result()
+        finally:
+            if not request.answer.done():  # its caller gave up: no scan is to answer it
+                request.answer.cancel()
+            if request in self._waiting:
+                self._waiting.remove(request)
+
+    async def _serve(self, log_topic: str, seconds: float, batch: list[_Request]) -> None:
+        consumer = self._consumer
+        try:
+            if consumer is None:
+                consumer = make_consumer(self._settings, fetch_max_wait_ms=20)
+                self._open.add(consumer)  # before start: a start cancelled midway must be stopped too
+                await consumer.start()
+                self._consumer = consumer
+            topics = {topic for r in batch for topic in r.last_seqs}
+            entries = await self._scan(consumer, log_topic, topics, seconds)
+        except BaseException:
+            # a broken connection, or a scan cancelled (its resume gave up) in the middle of a
+            # fetch: a fresh consumer next time
+            if self._consumer is consumer:
+                self._consumer = None
+            await self._stop(consumer)
+            raise
+        for r in batch:
+            out = {}
+            for topic, last_seq in r.last_seqs.items():
+                found = entries[topic]
+                found = None if found is None else after(found, last_seq)
+                out[topic] = None if found is None else [delta for _, delta in found]
+            if not r.answer.done():
+                r.answer.set_result(out)
 
     async def _stop(self, consumer) -> None:
         """Stop `consumer`; the stop goes on even when the caller is cancelled again meanwhile, and
@@ -80,14 +129,16 @@ class LogReplay:
         if not task.cancelled():
             task.exception()  # a consumer that fails to stop is gone anyway: nothing to retry
 
-    async def _scan(self, consumer, log_topic: str, last_seqs: dict[str, int], seconds: float):
-        out: dict[str, list | None] = {topic: None for topic in last_seqs}
+    async def _scan(self, consumer, log_topic: str, topics: set[str], seconds: float):
+        """Per topic, its (seq, delta) on the log in log order, or None when its partition could
+        not be read."""
+        out: dict[str, list | None] = {topic: None for topic in topics}
         tps = await partitions_of(consumer, [log_topic])
         if not tps:
             return out
         numbers = [t.partition for t in tps]
         by_partition: dict[int, dict[bytes, str]] = {}
-        for topic in last_seqs:
+        for topic in topics:
             key = topic.encode()
             by_partition.setdefault(_partition_of(key, numbers, None), {})[key] = topic
         deadline = time.monotonic() + SCAN_SECONDS
@@ -96,8 +147,7 @@ class LogReplay:
             if entries is None:
                 continue
             for key, topic in keys.items():
-                found = after(entries.get(key, ()), last_seqs[topic])
-                out[topic] = None if found is None else [delta for _, delta in found]
+                out[topic] = entries.get(key, [])
         return out
 
     async def _read(self, consumer, tp: TopicPartition, keys: dict[bytes, str], seconds: float, deadline: float):

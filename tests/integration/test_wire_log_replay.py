@@ -23,6 +23,10 @@ def envelope(topic: str, seq: int) -> bytes:
                                 "emit_ts": now, "source": "test", "data": {"status": "live"}})
 
 
+def seqs_of(found: dict) -> dict:
+    return {topic: None if deltas is None else [d.seq for d in deltas] for topic, deltas in found.items()}
+
+
 @pytest.mark.parametrize("partitions", [1, 3])
 async def test_missed_deltas_come_from_the_log_for_many_topics_at_once(settings, partitions):
     # one partition is the default; with several, each topic's deltas are found in its own
@@ -47,8 +51,7 @@ async def test_missed_deltas_come_from_the_log_for_many_topics_at_once(settings,
     try:
         asked = {names[0]: 2, names[1]: 5, names[2]: 0, names[3]: 9, names[4]: 3, names[5]: 1}
         missed = await fanout.missed("live", asked)
-        seqs = {t: None if found is None else [d.seq for d in found] for t, found in missed.items()}
-        assert seqs == {
+        assert seqs_of(missed) == {
             names[0]: [3, 4, 5],  # the duplicate of 3 counted once
             names[1]: [],  # current: its last seq is on the log
             names[2]: [1, 2, 3, 4, 5],
@@ -60,6 +63,21 @@ async def test_missed_deltas_come_from_the_log_for_many_topics_at_once(settings,
         # a window that ends before the deltas were appended: the log cannot vouch for anything
         old = await fanout.log.since(log_topic, {names[1]: 5}, seconds=-60)
         assert old == {names[1]: None}
+
+        # resumes arriving together share scans, and each gets what it would have got alone
+        apart = [{names[0]: 2}, {names[0]: 4, names[2]: 0}, {names[1]: 5}, {names[4]: 3}, {names[3]: 9, names[0]: 0}]
+        alone = [seqs_of(await fanout.log.since(log_topic, asked)) for asked in apart]
+        scan, scans = fanout.log._scan, []
+
+        async def counting(*args):
+            scans.append(args)
+            return await scan(*args)
+
+        fanout.log._scan = counting
+        together = await asyncio.gather(*(fanout.log.since(log_topic, asked) for asked in apart))
+        assert [seqs_of(found) for found in together] == alone
+        assert alone[1] == {names[0]: [5], names[2]: [1, 2, 3, 4, 5]}
+        assert len(scans) <= 2  # the first alone, the four that waited behind it in one
     finally:
         await fanout.aclose()
 
@@ -82,11 +100,14 @@ async def test_a_cancelled_scan_leaves_no_consumer_open(settings, monkeypatch):
     try:
         # cancelled while the consumer starts (it connects to the broker: many loop turns)
         scan = asyncio.create_task(replay.since(log_topic, {"game:gm_1": 0}))
+        behind = asyncio.create_task(replay.since(log_topic, {"game:gm_2": 0}))  # waits for its turn
         await creating.wait()
         scan.cancel()
         with pytest.raises(asyncio.CancelledError):
             await scan
-        assert made and all(c._closed is True for c in made)
+        # the resume waiting behind the cancelled one is still answered, by a scan of its own
+        assert made[0]._closed is True
+        assert await asyncio.wait_for(behind, 30) == {"game:gm_2": None}
         # cancelled at other points, then one that completes
         for delay in (0.001, 0.01, 0.05, 0.2):
             try:
@@ -94,6 +115,24 @@ async def test_a_cancelled_scan_leaves_no_consumer_open(settings, monkeypatch):
             except asyncio.TimeoutError:
                 pass  # where it is cancelled depends on the machine's speed; none may leak
         assert await replay.since(log_topic, {"game:gm_1": 0}) == {"game:gm_1": None}
+        # a scan serving two waiting resumes is cancelled by one's caller: the other is still answered
+        scan, batched = replay._scan, asyncio.Event()
+
+        async def watching(consumer, log_topic, topics, seconds):
+            if len(topics) == 2:
+                batched.set()
+            return await scan(consumer, log_topic, topics, seconds)
+
+        replay._scan = watching
+        first = asyncio.create_task(replay.since(log_topic, {"game:gm_1": 0}))
+        taking = asyncio.create_task(replay.since(log_topic, {"game:gm_2": 0}))
+        other = asyncio.create_task(replay.since(log_topic, {"game:gm_3": 0}))
+        await first
+        await asyncio.wait_for(batched.wait(), 30)
+        taking.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await taking
+        assert await asyncio.wait_for(other, 30) == {"game:gm_3": None}
     finally:
         await replay.aclose()
     assert len(made) >= 2 and all(c._closed is True for c in made)
