@@ -17,14 +17,10 @@ close frame."""
 from __future__ import annotations
 
 import asyncio
-import json
-from datetime import datetime, timezone
 
 import client
 from client.fold import fold
-from infra.kafka import make_producer
-from schemas.datasets import WIRE_DELTAS, topic_name
-from tests.integration.wire_support import market_now, publish_round, until, wire_stack
+from tests.integration.wire_support import flood_deltas, market_now, publish_round, until, wire_stack
 from tests.support import projection_events as ev
 
 GAMES = ev.schedule(1)
@@ -33,23 +29,6 @@ MID = ev.market_id(GID, "game", "h2h", "full", None)
 FLOODED = ev.market_id(GID, "game", "totals", "full", None)
 TOPIC, FLOOD_TOPIC = f"market:{MID}", f"market:{FLOODED}"
 DELTAS, PAD, PER_TENTH = 1200, 8192, 30  # 9.6 MB at 2.4 MB/s: past the buffers (a few MB) and the queue
-
-
-async def _flood(settings, first_seq: int, data: dict) -> None:
-    producer = make_producer(settings)
-    await producer.start()
-    try:
-        for start in range(0, DELTAS, PER_TENTH):
-            for seq in range(first_seq + start, first_seq + min(start + PER_TENTH, DELTAS)):
-                now = datetime.now(timezone.utc).isoformat()
-                envelope = {"op": "delta", "type": "market.update", "topic": FLOOD_TOPIC, "seq": seq,
-                            "source_ts": now, "emit_ts": now, "source": "test", "data": data, "padding": "x" * PAD}
-                await producer.send(topic_name("live", WIRE_DELTAS, settings.topic_namespace),
-                                    json.dumps(envelope).encode(), key=FLOOD_TOPIC.encode())
-            await producer.flush()
-            await asyncio.sleep(0.1)
-    finally:
-        await producer.stop()
 
 
 async def test_a_stalled_consumer_is_closed_4108_resumes_and_matches_the_read_model(settings, topics, tmp_path):
@@ -85,7 +64,8 @@ async def test_a_stalled_consumer_is_closed_4108_resumes_and_matches_the_read_mo
             flowing.clear()
             await publish_round(settings, GID, 1)  # real changes the stalled consumer misses for now
             last_flood = flood_seq + DELTAS
-            await _flood(settings, flood_seq + 1, {**flood_data, "lines": []})
+            await flood_deltas(settings, FLOOD_TOPIC, flood_seq + 1, DELTAS, PER_TENTH,
+                               data={**flood_data, "lines": []}, padding="x" * PAD)
             await until(lambda: witness.seqs.get(FLOOD_TOPIC) == last_flood, 60, "the flood was not fanned out")
             flowing.set()
 

@@ -15,15 +15,12 @@ import asyncio
 import json
 import socket
 import time
-from datetime import datetime, timezone
 
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
-from infra.kafka import make_producer
-from schemas.datasets import WIRE_DELTAS, topic_name
 from tests.integration.test_wire_socket import mint, recv
-from tests.integration.wire_support import wire_stack
+from tests.integration.wire_support import flood_deltas, wire_stack
 from tests.support import projection_events as ev
 from tests.support.live_server import api_server
 
@@ -33,23 +30,6 @@ MID = ev.market_id(GID, "game", "h2h", "full", None)
 TOPIC = f"market:{MID}"
 DELTAS, PAD, PER_SECOND = 1200, 8192, 300
 QUEUE_MESSAGES, QUEUE_BYTES = 200, 1 << 20
-
-
-async def produce(settings, first_seq: int) -> None:
-    producer = make_producer(settings)
-    await producer.start()
-    try:
-        for start in range(0, DELTAS, PER_SECOND // 10):
-            for seq in range(first_seq + start, first_seq + min(start + PER_SECOND // 10, DELTAS)):
-                envelope = {"op": "delta", "type": "market.update", "topic": TOPIC, "seq": seq,
-                            "source_ts": datetime.now(timezone.utc).isoformat(), "emit_ts": datetime.now(
-                                timezone.utc).isoformat(), "source": "test", "data": {"padding": "x" * PAD}}
-                await producer.send(topic_name("live", WIRE_DELTAS, settings.topic_namespace),
-                                    json.dumps(envelope).encode(), key=TOPIC.encode())
-            await producer.flush()
-            await asyncio.sleep(0.1)
-    finally:
-        await producer.stop()
 
 
 async def subscribed(url: str, c, key: str, receive_buffer: int | None = None):
@@ -114,7 +94,7 @@ async def test_stalled_slow_and_fast_readers_side_by_side(settings, topics, tmp_
             until = time.monotonic() + 60
             fast_read = asyncio.create_task(read(fast, 0, until, last=seq + DELTAS))
             slow_read = asyncio.create_task(read(slow, 0.05, until, fast_after=produced))
-            await produce(settings, seq + 1)
+            await flood_deltas(settings, TOPIC, seq + 1, DELTAS, PER_SECOND // 10, data={"padding": "x" * PAD})
             produced.set()
             fast_got = await fast_read
             await asyncio.sleep(3)  # the stalled reader's close takes its course

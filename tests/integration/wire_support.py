@@ -5,14 +5,18 @@ the served API (granian, pinging every second) reading the test's topics, a key 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from contextlib import asynccontextmanager
+from datetime import datetime, timezone
 
 import httpx
 import msgspec
 
 from api.queries import wire as wire_sql
 from infra.db import connect
+from infra.kafka import make_producer
+from schemas.datasets import WIRE_DELTAS, topic_name
 from wire.snapshots import market_snapshot
 
 from tests.integration.access_support import make_key
@@ -86,3 +90,22 @@ async def until(predicate, timeout: float, what: str) -> None:
     while not predicate():
         assert time.monotonic() < deadline, what
         await asyncio.sleep(0.05)
+
+
+async def flood_deltas(settings, topic: str, first_seq: int, count: int, per_tenth: int, **fields) -> None:
+    """`count` market.update deltas of `topic` from `first_seq`, written straight to wire.deltas
+    (no projector) `per_tenth` every 0.1 s; `fields` go into each envelope (its `data`, padding)."""
+    producer = make_producer(settings)
+    await producer.start()
+    try:
+        for start in range(0, count, per_tenth):
+            for seq in range(first_seq + start, first_seq + min(start + per_tenth, count)):
+                now = datetime.now(timezone.utc).isoformat()
+                envelope = {"op": "delta", "type": "market.update", "topic": topic, "seq": seq,
+                            "source_ts": now, "emit_ts": now, "source": "test", **fields}
+                await producer.send(topic_name("live", WIRE_DELTAS, settings.topic_namespace),
+                                    json.dumps(envelope).encode(), key=topic.encode())
+            await producer.flush()
+            await asyncio.sleep(0.1)
+    finally:
+        await producer.stop()
