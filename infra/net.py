@@ -2,11 +2,45 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import time
+from pathlib import Path
+
+# Ports are picked below the kernel's ephemeral range: a port from that range (what binding to
+# port 0 gives) can be handed to some process's outgoing connection before our server binds it,
+# and the server then fails "Address already in use" for as long as that connection lives (seen
+# in CI: the API child of a test stack restarting for a minute). Above the usual service ports.
+_PICK_FROM = 20000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_handed_out: set[int] = set()  # never the same port twice from one process
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _bindable(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing is bound to, outside the ephemeral range where the kernel has one."""
+    low = _ephemeral_low()
+    if low - _PICK_FROM >= 1000:
+        for _ in range(200):
+            port = random.randrange(_PICK_FROM, low)
+            if port not in _handed_out and _bindable(host, port):
+                _handed_out.add(port)
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
