@@ -32,18 +32,22 @@ def _bindable(host: str, port: int) -> bool:
     return True
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing is bound to, outside the ephemeral range where the kernel has one."""
+def free_port(host: str = "127.0.0.1", avoid: frozenset[int] | set[int] = frozenset()) -> int:
+    """A port nothing is bound to, outside the ephemeral range where the kernel has one, and
+    none of `avoid` (ports promised to a process that has not bound them yet)."""
     low = _ephemeral_low()
     if low - _PICK_FROM >= 1000:
         for _ in range(200):
             port = random.randrange(_PICK_FROM, low)
-            if port not in _handed_out and _bindable(host, port):
+            if port not in _handed_out and port not in avoid and _bindable(host, port):
                 _handed_out.add(port)
                 return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        if port not in avoid:
+            return port
 
 
 def port_answers(host: str, port: int, timeout: float = 0.3) -> bool:

@@ -126,8 +126,10 @@ class Supervisor:
     def _plan(self) -> None:
         s = self.settings
         py = sys.executable
+        # the API's port is promised but not bound yet (its child starts last): never hand it out
+        promised = {s.port}
         if not s.kafka_bootstrap:
-            port = free_port()
+            port = free_port(avoid=promised)
             self.broker_address = f"127.0.0.1:{port}"
             # the log keeper: tansu behind a proxy that keeps its log in <data-dir>/log
             self._add(Child("broker", [py, "-m", "infra.log_keeper", "--data-dir", str(self.data_dir),
@@ -135,7 +137,7 @@ class Supervisor:
         if not s.database_url:
             pgdata = self.data_dir / "pg" / "data"
             user = init_cluster(pgdata)
-            port = free_port()
+            port = free_port(avoid=promised)
             self.database_url = embedded_database_url(port)
             # SIGINT asks PostgreSQL for a fast shutdown (clients cut, data flushed)
             self._add(Child("postgres", postgres_argv(pgdata, port), dict(os.environ), user=user,

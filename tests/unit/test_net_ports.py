@@ -26,3 +26,11 @@ def test_a_port_someone_listens_on_is_never_handed_out():
         taken = held.getsockname()[1]
         assert not net._bindable("127.0.0.1", taken)
         assert taken not in {net.free_port() for _ in range(50)}
+
+
+def test_a_promised_port_is_avoided():
+    """Promised to another process (as svc up promises the API its port): never handed out,
+    even when nearly every port of the range is promised."""
+    low = max(net._ephemeral_low(), net._PICK_FROM + 1000)
+    promised = set(range(net._PICK_FROM, low - 5))
+    assert not promised & {net.free_port(avoid=promised) for _ in range(20)}
