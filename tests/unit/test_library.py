@@ -63,6 +63,26 @@ def test_every_shipped_file_is_a_valid_entry():
     assert kinds["policy"] >= 10 and kinds["guide"] >= 1 and kinds["help"] >= 1
 
 
+US_STATES_AND_DC = {
+    f"US-{c}"
+    for c in (
+        "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM"
+        " NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY"
+    ).split()
+}
+
+
+def test_law_covers_every_us_state_and_dc_and_each_says_where_fantasy_stands():
+    # The library answers "is sports betting legal in <state>" for every state and DC; each such
+    # entry also says what its sources say about daily fantasy contests, or that it was not checked.
+    law = [f.entry for f in read_library(library_root()) if f.entry.kind == "law" and f.entry.status == "published"]
+    us = [e for e in law if any(j in US_STATES_AND_DC for j in e.jurisdictions)]
+    assert len(US_STATES_AND_DC) == 51
+    assert US_STATES_AND_DC - {j for e in us for j in e.jurisdictions} == set()
+    assert [e.slug for e in us if "fantasy" not in e.body.lower()] == []
+    assert [e.slug for e in us if not e.wagering] == []
+
+
 def test_shipped_formulas_name_real_cards():
     cards = {c.id for c in CARDS}
     for f in read_library(library_root()):
