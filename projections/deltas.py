@@ -15,6 +15,7 @@ from projections.event_time import from_us
 from projections.odds.devig import DEFAULT_METHOD
 from projections.lines import Consensus
 from projections.state import GameState, MarketState
+from schemas.read_models import LineData, LineOutcome
 
 GAME_STATE = "game.state"
 MARKET_UPDATE = "market.update"
@@ -100,27 +101,30 @@ def market_header(m: MarketState | None) -> tuple | None:
     return (m.status, m.reason, m.main_key, books, name)
 
 
-def line_data(key: str, point, consensus: Consensus, is_main: bool) -> dict[str, Any]:
+def line_outcomes(consensus: Consensus, prices: list[float | None],
+                  probabilities: dict[str, tuple[float, ...] | None]) -> list[LineOutcome]:
+    """A line's outcomes as rows and deltas show them (`prices`: null when not served;
+    `probabilities`: per devig method, every outcome's, or None when the method gave none)."""
+    return [
+        LineOutcome(
+            selection=o.selection, name=o.name, participant_id=o.participant_id, point=number(o.point),
+            price=prices[i],
+            probability={method: None if values is None else values[i] for method, values in probabilities.items()},
+        )
+        for i, o in enumerate(consensus.names)
+    ]
+
+
+def line_data(key: str, point, consensus: Consensus, is_main: bool) -> LineData:
     served = consensus.served  # one bookmaker's numbers are never shown (docs/odds.md)
-    return {
-        "line_key": key,
-        "point": number(point),
-        "is_main": is_main,
-        "books": consensus.books,
-        "hold": consensus.hold if served else None,
-        "outcomes": [
-            {
-                "selection": o.selection,
-                "name": o.name,
-                "participant_id": o.participant_id,
-                "point": number(o.point),
-                "price": consensus.prices[i] if served else None,
-                "probability": {DEFAULT_METHOD: consensus.probabilities[i] if served else None},
-            }
-            for i, o in enumerate(consensus.names)
-        ],
-        "basis": consensus.basis,
-    }
+    prices: list[float | None] = list(consensus.prices) if served else [None] * len(consensus.names)
+    probabilities = tuple(consensus.probabilities) if served else None
+    return LineData(
+        line_key=key, point=number(point), is_main=is_main, books=consensus.books,
+        hold=consensus.hold if served else None,
+        outcomes=line_outcomes(consensus, prices, {DEFAULT_METHOD: probabilities}),
+        basis=consensus.basis,  # type: ignore[arg-type]  # one of LineBasis
+    )
 
 
 def market_view(m: MarketState, changed: list[str], header: tuple) -> tuple:

@@ -20,7 +20,7 @@ import msgspec
 
 from projections import season_lines
 from projections.consensus import MIN_BOOKS, consensus_inputs, eligible_quotes, is_suspended, other_methods
-from projections.deltas import field as game_field
+from projections.deltas import field as game_field, line_outcomes
 from projections.event_time import from_us, opt_dt
 from projections.odds.devig import DEFAULT_METHOD, METHODS
 from projections.search_terms import normalise
@@ -32,6 +32,9 @@ from projections.state import (
 from schemas.library import entry_id
 from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
+from schemas.read_models import (
+    MARKET_LINE_KEY, DevigNote, MarketLineRecord, SourceTimes, columns, row_values,
+)
 from schemas.reference import COMPETITIONS, SPORTS, untimed_result
 from schemas.season_dates import season_dates
 from schemas.team_nicknames import nicknames
@@ -61,11 +64,7 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
         ("main_point", "numeric"), ("books", "int"), ("source", "text"), ("as_of", "timestamptz"),
         ("provenance", "jsonb"), ("last_seq", "bigint"),
     ), ("id",)),
-    "market_lines": ((
-        ("market_id", "text"), ("line_key", "text"), ("point", "numeric"), ("is_main", "boolean"),
-        ("books", "int"), ("hold", "float8"), ("outcomes", "jsonb"), ("methods", "jsonb"),
-        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"), ("basis", "text"),
-    ), ("market_id", "line_key")),
+    "market_lines": (columns(MarketLineRecord), MARKET_LINE_KEY),  # derived from the record model
     "book_prices": ((
         ("market_id", "text"), ("line_key", "text"), ("book", "text"), ("kind", "text"), ("suspended", "boolean"),
         ("outcomes", "jsonb"), ("source", "text"), ("source_ts", "timestamptz"), ("event_id", "text"),
@@ -249,26 +248,24 @@ def market_row(m: MarketState) -> tuple:
 
 
 @lru_cache(maxsize=1 << 14)
-def _methods(odds: tuple[tuple[float, ...], ...]) -> tuple[dict[str, tuple[float, ...] | None], str]:
-    """A line's probabilities under the other methods and its `methods` JSON, which depend on
+def _methods(odds: tuple[tuple[float, ...], ...]) -> tuple[dict[str, tuple[float, ...] | None], dict[str, DevigNote]]:
+    """A line's probabilities under the other methods and its `methods` notes, which depend on
     the eligible books' prices only (memoised: lines keep being re-quoted at the same prices)."""
     probabilities: dict[str, tuple[float, ...] | None] = {}
-    notes: dict[str, dict] = {DEFAULT_METHOD: {"books": len(odds), "flags": [], "message": None, "parameter": None}}
+    notes: dict[str, DevigNote] = {DEFAULT_METHOD: DevigNote(books=len(odds), flags=[], message=None, parameter=None)}
     for method, (values, note) in other_methods(odds).items():
-        probabilities[method], notes[method] = values, note
-    return probabilities, js(notes)
+        probabilities[method] = values
+        notes[method] = DevigNote(books=note["books"], flags=note["flags"], message=note["message"],
+                                  parameter=note["parameter"])
+    return probabilities, notes
 
 
-def _nth(values: tuple[float, ...] | None, i: int) -> float | None:
-    return None if values is None else values[i]
-
-
-def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -> tuple:
+def market_line_record(m: MarketState, key: str, line: LineState, window_us: int) -> MarketLineRecord:
     c = line.consensus
     assert c is not None, "a line row without a consensus"
     basis, _, inputs = consensus_inputs(eligible_quotes(line.books, m.suspend_all, m.suspend_book, window_us))
     probabilities: dict[str, tuple[float, ...] | None]
-    notes: str
+    notes: dict[str, DevigNote]
     if c.served:
         others, notes = _methods(tuple([q.odds for q in inputs]))
         probabilities = {DEFAULT_METHOD: tuple(c.probabilities), **others}
@@ -277,28 +274,26 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
     else:  # one bookmaker: its prices under another name are not served (notes say why)
         probabilities = {method: None for method in METHODS}
         prices, hold, notes = [None] * len(c.names), None, _unserved_notes(c.books)
-    outcomes = [
-        {
-            "selection": o.selection, "name": o.name, "participant_id": o.participant_id, "point": _num(o.point),
-            "price": prices[i],
-            "probability": {method: _nth(probabilities[method], i) for method in METHODS},
-        }
-        for i, o in enumerate(c.names)
-    ]
     source = ", ".join(sorted({q.origin.source for q in inputs}))
     as_of = from_us(max(q.origin.source_ts for q in inputs))
-    prov = {"source": source, "source_ts": as_of, "ingest_ts": from_us(max(q.origin.ingest_ts for q in inputs))}
-    return (
-        m.market_id, key, line.point, key == m.main_key, c.books, hold, js(outcomes), notes, source,
-        as_of, js(prov), basis,
+    return MarketLineRecord(
+        market_id=m.market_id, line_key=key, point=_num(line.point), is_main=key == m.main_key, books=c.books,
+        hold=hold, outcomes=line_outcomes(c, prices, probabilities), methods=notes, source=source, as_of=as_of,
+        provenance=SourceTimes(source=source, source_ts=as_of,
+                               ingest_ts=from_us(max(q.origin.ingest_ts for q in inputs))),
+        basis=basis,  # type: ignore[arg-type]  # one of LineBasis (consensus.consensus_inputs)
     )
 
 
-def _unserved_notes(books: int) -> str:
+def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -> tuple:
+    return row_values(market_line_record(m, key, line, window_us))
+
+
+def _unserved_notes(books: int) -> dict[str, DevigNote]:
     message = (f"{books} bookmaker{'' if books == 1 else 's'} quote{'s' if books == 1 else ''} this line: a consensus "
                f"needs at least {MIN_BOOKS}, and one bookmaker's price is not served")
-    return js({method: {"books": books, "flags": ["too_few_books"], "message": message, "parameter": None}
-               for method in METHODS})
+    return {method: DevigNote(books=books, flags=["too_few_books"], message=message, parameter=None)
+            for method in METHODS}
 
 
 def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool) -> tuple:

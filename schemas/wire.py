@@ -14,6 +14,7 @@ import msgspec
 
 from schemas.answers import Answer
 from schemas.ids import ALPHABET, ID_LENGTH, PREFIXES
+from schemas.read_models import LineData  # a line: its one definition
 
 DeltaType = Literal["game.state", "market.update", "market.suspended", "answer.update"]
 
@@ -72,29 +73,6 @@ class GameStateData(msgspec.Struct, kw_only=True):
     kickoff_at: datetime | None
     kickoff_date: str | None  # YYYY-MM-DD, when the source gives no time
     venue: str | None
-
-
-class LineOutcome(msgspec.Struct, kw_only=True):
-    selection: str  # home, away, draw, over, under, yes, no
-    name: str
-    participant_id: str | None
-    point: float | None
-    # consensus decimal price: the median of the books' decimal prices; null when the line's
-    # values are not served (`basis` too_few_books)
-    price: float | None
-    probability: dict[str, float | None]  # {"multiplicative": consensus no-vig probability}
-
-
-class LineData(msgspec.Struct, kw_only=True):
-    line_key: str  # the point as text, "" without a point
-    point: float | None
-    is_main: bool
-    books: int  # eligible bookmakers (exchanges, DFS operators and published lines not counted)
-    hold: float | None
-    outcomes: list[LineOutcome]
-    # consensus (at least 2 bookmakers), published_line (a source's line, fewer bookmakers) or
-    # too_few_books (one bookmaker: price, probability and hold are null)
-    basis: str = "consensus"
 
 
 class MarketData(msgspec.Struct, kw_only=True):

@@ -1,6 +1,6 @@
 """Snapshot payloads built from read-model rows, in the same shape as the deltas' `data`
 (docs/wire-deltas.md), so a client applies deltas straight onto a snapshot. Pure: rows in,
-dicts out.
+payloads out (a market's lines as `schemas.read_models.LineData`, the struct deltas carry).
 
 A `game:` snapshot is the `game.state` payload; a `market:` snapshot is the `market.update`
 payload with every line (none removed). Folding a topic's deltas from seq 1 gives the same
@@ -14,6 +14,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from projections.odds.devig import DEFAULT_METHOD  # the one method deltas carry
+from schemas.read_models import LineData, record, wire_line
 from schemas.wire import ExpectedLatency, Liveness
 
 
@@ -44,28 +45,9 @@ def game_snapshot(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _line(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "line_key": row["line_key"],
-        "point": _number(row["point"]),
-        "is_main": row["is_main"],
-        "books": row["books"],
-        "hold": row["hold"],
-        "outcomes": [
-            {
-                "selection": o["selection"], "name": o["name"], "participant_id": o["participant_id"],
-                "point": _number(o["point"]), "price": o["price"],
-                "probability": {DEFAULT_METHOD: o["probability"][DEFAULT_METHOD]},
-            }
-            for o in row["outcomes"]
-        ],
-        "basis": row["basis"],
-    }
-
-
 def market_snapshot(row: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """`market.update` data with all lines, from a `markets` row and its `market_lines` rows
-    (`outcomes` decoded)."""
+    (`outcomes` decoded; the columns of `LineData`, which the lines are decoded into)."""
     return {
         "market_id": row["id"],
         "game_id": row["game_id"],
@@ -78,7 +60,8 @@ def market_snapshot(row: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) 
         "reason": row["status_reason"],
         "main_point": _number(row["main_point"]),
         "books": row["books"],
-        "lines": sorted((_line(line) for line in lines), key=lambda line: line["line_key"]),
+        "lines": sorted((wire_line(record(LineData, line), DEFAULT_METHOD) for line in lines),
+                        key=lambda line: line.line_key),
         "removed_lines": [],
     }
 

@@ -11,6 +11,7 @@ import asyncpg
 from api.queries.games import served_status
 
 from api.queries.sql import Where
+from schemas.read_models import MarketLineRecord, column_list
 
 MARKET_COLUMNS = """
     m.id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.main_point, m.books,
@@ -74,7 +75,7 @@ async def market_versions(conn: asyncpg.Connection, schema: str, market_id: str)
     )
 
 
-LINE_COLUMNS = "point, is_main, books, hold, outcomes, methods, source, as_of, basis"
+LINE_COLUMNS = column_list(MarketLineRecord)  # the record REST builds a line from
 
 
 async def market_lines(conn: asyncpg.Connection, schema: str, market_id: str) -> list[asyncpg.Record]:
@@ -89,7 +90,7 @@ async def market_lines(conn: asyncpg.Connection, schema: str, market_id: str) ->
 async def main_lines(conn: asyncpg.Connection, schema: str, market_ids: Sequence[str]) -> dict[str, asyncpg.Record]:
     """The main line of each market (the line `market_lines` lists first), in one statement."""
     rows = await conn.fetch(
-        f"SELECT DISTINCT ON (market_id) market_id, {LINE_COLUMNS} FROM {schema}.market_lines "
+        f"SELECT DISTINCT ON (market_id) {LINE_COLUMNS} FROM {schema}.market_lines "
         f"WHERE market_id = ANY($1::text[]) ORDER BY market_id, is_main DESC, point NULLS FIRST, line_key",
         list(market_ids),
     )

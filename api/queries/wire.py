@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncpg
 
 from api.queries.games import served_status  # the status REST serves, not the stored one
+from schemas.read_models import LineData, column_list
 
 
 async def game_row(conn: asyncpg.Connection, schema: str, game_id: str) -> asyncpg.Record | None:
@@ -28,7 +29,7 @@ async def market_rows(
     if row is None:
         return None, []
     lines = await conn.fetch(
-        f"SELECT line_key, point, is_main, books, hold, outcomes, basis FROM {schema}.market_lines WHERE market_id = $1",
+        f"SELECT {column_list(LineData)} FROM {schema}.market_lines WHERE market_id = $1",
         market_id,
     )
     return row, lines

@@ -6,12 +6,15 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Any
 
+import msgspec
+
 from api.conventions import RG_LINE
 from api.resources import games, markets, players, reference, search
 from api.resources import library
 from api.resources.lists import (
     CompetitionList, GameList, MarketList, ReferenceEntryList, SearchResultList, Slate, SportList,
 )
+from schemas.read_models import LineOutcome, MarketLineRecord, SourceTimes
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 
 REQUEST_ID = "req_0123456789abcdefghjk"
@@ -58,16 +61,20 @@ def _probabilities(p: float) -> dict[str, float]:
     return {m: p for m in ("multiplicative", "additive", "power", "shin", "odds_ratio")}
 
 
-_SPREAD_LINE = {
-    "point": -3, "is_main": True, "books": 0, "hold": 0.04567, "methods": {}, "source": "nflverse closing lines",
-    "basis": "published_line", "as_of": _T,
-    "outcomes": [
-        {"selection": "home", "name": "Kansas City Chiefs", "participant_id": KC, "point": -3, "price": 1.9803921568627452,
-         "probability": _probabilities(0.4944444444444444)},
-        {"selection": "away", "name": "Baltimore Ravens", "participant_id": BAL, "point": 3, "price": 1.8474576271186440,
-         "probability": _probabilities(0.5055555555555556)},
+def _outcome(selection: str, name: str, team: str, point: float, price: float, p: float) -> LineOutcome:
+    return LineOutcome(selection=selection, name=name, participant_id=team, point=point, price=price,
+                       probability=_probabilities(p))
+
+
+_SPREAD_LINE = MarketLineRecord(
+    market_id=SPREADS, line_key="-3", point=-3.0, is_main=True, books=0, hold=0.04567, methods={},
+    source="nflverse closing lines", basis="published_line", as_of=_T,
+    provenance=SourceTimes(source="nflverse closing lines", source_ts=_T, ingest_ts=_T),
+    outcomes=[
+        _outcome("home", "Kansas City Chiefs", KC, -3.0, 1.9803921568627452, 0.4944444444444444),
+        _outcome("away", "Baltimore Ravens", BAL, 3.0, 1.8474576271186440, 0.5055555555555556),
     ],
-}
+)
 
 
 def game_list() -> GameList:
@@ -106,11 +113,13 @@ def market_list() -> MarketList:
 
 
 def market_detail() -> markets.MarketDetail:
-    alternate = {**_SPREAD_LINE, "point": -2.5, "is_main": False, "books": 3, "basis": "consensus",
-                 "source": "The Odds API", "hold": 0.04761904761904767, "outcomes": [
-        {**_SPREAD_LINE["outcomes"][0], "point": -2.5, "price": 1.9090909090909092, "probability": _probabilities(0.5)},
-        {**_SPREAD_LINE["outcomes"][1], "point": 2.5, "price": 1.9090909090909092, "probability": _probabilities(0.5)},
-    ]}
+    alternate = msgspec.structs.replace(
+        _SPREAD_LINE, line_key="-2.5", point=-2.5, is_main=False, books=3, basis="consensus", source="The Odds API",
+        hold=0.04761904761904767, outcomes=[
+            _outcome("home", "Kansas City Chiefs", KC, -2.5, 1.9090909090909092, 0.5),
+            _outcome("away", "Baltimore Ravens", BAL, 2.5, 1.9090909090909092, 0.5),
+        ],
+    )
     return markets.market_detail(
         _market_row(SPREADS, "spreads", -3), [_SPREAD_LINE, alternate], "multiplicative", "devig.multiplicative@1", REQUEST_ID,
     )

@@ -19,6 +19,9 @@ from api.resources.common import Meta, Provenance, attribution_for, provenance, 
 from api.resources.freshness import market_stale_after_ms
 from api.resources.odds_display import Price, fair_price, number, percent, price
 from projections.odds.devig import METHODS
+from schemas.read_models import (
+    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, Point, record,
+)
 from schemas.wire import market_topic
 
 DevigMethod = Literal["multiplicative", "additive", "power", "shin", "odds_ratio"]
@@ -61,19 +64,17 @@ class DevigNotes(msgspec.Struct, kw_only=True):
     message: str | None
 
 
-LineBasis = Literal["consensus", "published_line", "too_few_books"]
-
-
 class MarketLine(msgspec.Struct, kw_only=True):
-    point: float | None
+    """A stored line (`schemas.read_models.MarketLineRecord`) as REST serves it: the fields it
+    shares with the record have the record's types and values; the rest are views of them
+    (prices in both formats, the requested method's probability and notes, displays)."""
+
+    point: Point
     is_main: bool
-    # what the values are: `consensus` of at least 2 bookmakers; `published_line`, a source's own
-    # line for the game (fewer bookmakers; `source` names it); `too_few_books`: one bookmaker
-    # quotes the line, so no value is served (`devig_notes` says so)
-    basis: LineBasis
+    basis: LineBasis  # `too_few_books`: no value is served (`devig_notes` says so)
     source: str  # the sources of the quotes the values come from
-    books: int  # eligible bookmakers (exchanges, DFS operators and published lines are not counted)
-    hold: float | None  # 1 - 1 / sum(1 / consensus price)
+    books: Books
+    hold: Hold  # as the projection stored it
     hold_display: str | None
     overround: float | None  # sum(1 / consensus price) - 1
     overround_display: str | None
@@ -123,54 +124,44 @@ def market(row: Mapping[str, Any], request_id: str | None) -> Market:
     return Market(**_market_fields(row, request_id))
 
 
-def _outcome(raw: Mapping[str, Any], method: str) -> OutcomeQuote:
-    probabilities = raw.get("probability")
-    p = number(probabilities.get(method)) if isinstance(probabilities, Mapping) else None
+def _outcome(o: LineOutcome, method: str) -> OutcomeQuote:
+    p = o.probability.get(method)
     return OutcomeQuote(
-        selection=str(raw.get("selection", "")),
-        name=str(raw.get("name", raw.get("selection", ""))),
-        participant_id=raw.get("participant_id"),
-        point=number(raw.get("point")),
-        consensus_price=price(number(raw.get("price"))),
-        no_vig_probability=p,
-        no_vig_probability_display=percent(p),
+        selection=o.selection, name=o.name, participant_id=o.participant_id, point=o.point,
+        consensus_price=price(o.price), no_vig_probability=p, no_vig_probability_display=percent(p),
         fair_price=fair_price(p),
     )
 
 
-def _notes(methods: Any, method: str, probabilities: Sequence[float | None]) -> DevigNotes:
-    note = methods.get(method) if isinstance(methods, Mapping) else None
-    flags: list[str] = []
-    message = None
-    if isinstance(note, Mapping):
-        flags = [str(f) for f in note.get("flags") or ()]
-        message = note.get("message")
+def _notes(note: DevigNote | None, method: str, probabilities: Sequence[float | None]) -> DevigNotes:
+    flags = [] if note is None else list(note.flags)
+    message = None if note is None else note.message
     if any(p is None for p in probabilities) and "not_computed" not in flags:
         flags.append("not_computed")
         message = message or f"The {method} method gave no probability for every outcome of this line."
     return DevigNotes(flags=flags, message=message)
 
 
-def market_line(row: Mapping[str, Any], method: str) -> MarketLine:
-    raw_outcomes = [o for o in (row["outcomes"] or ()) if isinstance(o, Mapping)]
-    outcomes = [_outcome(o, method) for o in raw_outcomes]
-    prices = [o.consensus_price.decimal for o in outcomes if o.consensus_price is not None]
-    booksum = sum(1.0 / d for d in prices) if prices and len(prices) == len(outcomes) else None
-    hold = number(row["hold"])
-    if hold is None and booksum:
-        hold = 1.0 - 1.0 / booksum
+def market_line(row: MarketLineRecord | Mapping[str, Any], method: str) -> MarketLine:
+    """A stored line (a record, or a `market_lines` row with its columns) as served: the stored
+    figures as they are; only the overround, which is not stored, is derived (from the stored
+    prices)."""
+    line: MarketLineRecord = row if isinstance(row, MarketLineRecord) else record(MarketLineRecord, row)
+    outcomes = [_outcome(o, method) for o in line.outcomes]
+    prices = [o.price for o in line.outcomes]
+    booksum = sum(1.0 / d for d in prices if d is not None) if prices and None not in prices else None
     overround = booksum - 1.0 if booksum else None
-    basis = row["basis"] if row["basis"] in ("consensus", "published_line", "too_few_books") else "consensus"
     return MarketLine(
-        point=number(row["point"]), is_main=row["is_main"], basis=basis, source=row["source"], books=row["books"],
-        hold=hold, hold_display=percent(hold), overround=overround, overround_display=percent(overround),
-        devig_notes=_notes(row["methods"], method, [o.no_vig_probability for o in outcomes]),
-        as_of=utc(row["as_of"]), outcomes=outcomes,
+        point=line.point, is_main=line.is_main, basis=line.basis, source=line.source, books=line.books,
+        hold=line.hold, hold_display=percent(line.hold), overround=overround, overround_display=percent(overround),
+        devig_notes=_notes(line.methods.get(method), method, [o.no_vig_probability for o in outcomes]),
+        as_of=utc(line.as_of), outcomes=outcomes,
     )
 
 
 def market_detail(
-    row: Mapping[str, Any], lines: Sequence[Mapping[str, Any]], method: str, card: str, request_id: str | None,
+    row: Mapping[str, Any], lines: Sequence[MarketLineRecord | Mapping[str, Any]], method: str, card: str,
+    request_id: str | None,
 ) -> MarketDetail:
     served = [market_line(line, method) for line in lines]
     main = next((line for line in served if line.is_main), None)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from projections.batch import BatchCore
+from projections.rows import TABLES
 from schemas.events import encode
 from tests.support import projection_events as ev
 from tests.unit.consensus_reference import reference_market
@@ -38,12 +39,16 @@ def fold(events, window_s: int = WINDOW_S, batch: int = 10_000):
     return core, rowsets, deltas
 
 
+LINE_COLUMNS = [name for name, _ in TABLES["market_lines"][0]]
+
+
 def served_lines(rowsets):
     """market_lines as the database would hold them after every batch (upserts and deletes)."""
     table = {}
     for rows in rowsets:
-        for row in rows.rows["market_lines"]:
-            table[(row[0], row[1])] = row
+        for values in rows.rows["market_lines"]:
+            row = dict(zip(LINE_COLUMNS, values))  # by column name: the order is the record model's
+            table[(row["market_id"], row["line_key"])] = row
         for key in rows.lines_deleted:
             table.pop(key, None)
     return table
@@ -68,21 +73,21 @@ def assert_matches_reference(events, window_s=WINDOW_S):
     assert set(got) == set(lines)
     for point, expected in lines.items():
         row = got[point]
-        outcomes = msgspec.json.decode(row[6])
-        assert row[4] == expected["books"]
+        outcomes = msgspec.json.decode(row["outcomes"])
+        assert row["books"] == expected["books"]
         assert [o["selection"] for o in outcomes] == expected["selections"]
         if not expected["served"]:  # one bookmaker: no number at all, and the notes say why
-            assert row[5] is None and row[11] == "too_few_books"
+            assert row["hold"] is None and row["basis"] == "too_few_books"
             assert all(o["price"] is None and set(o["probability"].values()) == {None} for o in outcomes)
-            assert msgspec.json.decode(row[7])["multiplicative"]["flags"] == ["too_few_books"]
-            assert row[3] == (point == main)
+            assert msgspec.json.decode(row["methods"])["multiplicative"]["flags"] == ["too_few_books"]
+            assert row["is_main"] == (point == main)
             continue
-        assert row[11] == "consensus"
-        assert abs(row[5] - expected["hold"]) < 1e-9
+        assert row["basis"] == "consensus"
+        assert abs(row["hold"] - expected["hold"]) < 1e-9
         for o in outcomes:
             assert abs(o["probability"]["multiplicative"] - expected["probability"][o["selection"]]) < 1e-9
             assert abs(o["price"] - expected["price"][o["selection"]]) < 1e-9
-        assert row[3] == (point == main)
+        assert row["is_main"] == (point == main)
     markets = markets_table(rowsets)
     assert markets[mid][7] == status
     assert all(r[10] == 0 for r in markets.values() if r[2] == "exchange")
@@ -136,7 +141,7 @@ def test_worked_example_three_books():
     ]
     _, rowsets, _ = fold([GAME, *events])
     (row,) = served_lines(rowsets).values()
-    outcomes = msgspec.json.decode(row[6])
+    outcomes = msgspec.json.decode(row["outcomes"])
     # book a: implied 0.6, 0.434782...; no-vig home 0.6/1.034782... = 0.579831...
     no_vig_home = [0.6 / (0.6 + 100 / 230), (140 / 240) / (140 / 240 + 100 / 220), (160 / 260) / (160 / 260 + 100 / 240)]
     no_vig_away = [1 - p for p in no_vig_home]
@@ -144,32 +149,32 @@ def test_worked_example_three_books():
     assert abs(outcomes[0]["probability"]["multiplicative"] - home / (home + away)) < 1e-12
     assert outcomes[0]["price"] == 5 / 3  # median of 1+100/140, 1+100/150, 1+100/160, exactly rounded
     assert outcomes[1]["price"] == 2.3  # median of 2.2, 2.3, 2.4
-    assert abs(row[5] - (1 - 1 / (1 / (1 + 100 / 150) + 1 / 2.3))) < 1e-12
-    assert row[4] == 3
+    assert abs(row["hold"] - (1 - 1 / (1 / (1 + 100 / 150) + 1 / 2.3))) < 1e-12
+    assert row["books"] == 3
 
 
 def test_a_one_book_line_serves_no_number_and_says_why():
     """Issue 19 item 12: one bookmaker's price is not a consensus."""
     _, rowsets, deltas = fold([GAME, ev.quote(GID, "draftkings", [-110, -105], market_type="spreads", point="-3")])
     (row,) = served_lines(rowsets).values()
-    outcomes = msgspec.json.decode(row[6])
-    assert row[4] == 1 and row[3] is True and row[5] is None and row[11] == "too_few_books"
+    outcomes = msgspec.json.decode(row["outcomes"])
+    assert row["books"] == 1 and row["is_main"] is True and row["hold"] is None and row["basis"] == "too_few_books"
     assert [o["point"] for o in outcomes] == [-3.0, 3.0]  # the line itself is known
     assert all(o["price"] is None and set(o["probability"].values()) == {None} for o in outcomes)
-    notes = msgspec.json.decode(row[7])
+    notes = msgspec.json.decode(row["methods"])
     assert all(n["flags"] == ["too_few_books"] and "at least 2" in n["message"] for n in notes.values())
     # nor does the Wire show it
     (line,) = [line for d in deltas if d.type.startswith("market") for line in d.data["lines"]]
-    assert line["basis"] == "too_few_books" and line["hold"] is None
-    assert all(o["price"] is None and o["probability"] == {"multiplicative": None} for o in line["outcomes"])
+    assert line.basis == "too_few_books" and line.hold is None
+    assert all(o.price is None and o.probability == {"multiplicative": None} for o in line.outcomes)
 
 
 def test_a_two_book_line_is_a_consensus():
     _, rowsets, _ = fold([GAME, ev.quote(GID, "draftkings", [-110, -110], market_type="spreads", point="-3"),
                           ev.quote(GID, "fanduel", [-120, 100], market_type="spreads", point="-3")])
     (row,) = served_lines(rowsets).values()
-    outcomes = msgspec.json.decode(row[6])
-    assert row[4] == 2 and row[11] == "consensus" and row[5] is not None
+    outcomes = msgspec.json.decode(row["outcomes"])
+    assert row["books"] == 2 and row["basis"] == "consensus" and row["hold"] is not None
     assert all(o["price"] is not None for o in outcomes)
 
 
@@ -179,27 +184,27 @@ def test_a_published_line_is_served_as_that_source_s_line():
     _, rowsets, _ = fold([GAME, ev.quote(GID, "nflverse", [-110, -110], market_type="spreads", point="-3",
                                          source="nflverse closing lines")])
     (row,) = served_lines(rowsets).values()
-    outcomes = msgspec.json.decode(row[6])
-    assert row[4] == 0 and row[3] is True and row[11] == "published_line"
+    outcomes = msgspec.json.decode(row["outcomes"])
+    assert row["books"] == 0 and row["is_main"] is True and row["basis"] == "published_line"
     assert [o["probability"]["multiplicative"] for o in outcomes] == [0.5, 0.5]
-    assert row[8] == "nflverse closing lines"
+    assert row["source"] == "nflverse closing lines"
     # with one bookmaker beside it, the published line's values are served, not the bookmaker's
     _, rowsets, _ = fold([GAME, ev.quote(GID, "nflverse", [-110, -110], market_type="spreads", point="-3",
                                          source="nflverse closing lines"),
                           ev.quote(GID, "draftkings", [-200, 170], market_type="spreads", point="-3")])
     (row,) = served_lines(rowsets).values()
-    assert row[4] == 1 and row[11] == "published_line"
-    assert [o["probability"]["multiplicative"] for o in msgspec.json.decode(row[6])] == [0.5, 0.5]
+    assert row["books"] == 1 and row["basis"] == "published_line"
+    assert [o["probability"]["multiplicative"] for o in msgspec.json.decode(row["outcomes"])] == [0.5, 0.5]
 
 
 def test_books_outside_the_window_of_the_newest_quote_drop_out():
     events = [ev.quote(GID, "old", [-200, 170], minute=0), ev.quote(GID, "new", [-110, -110], minute=11)]
     _, rowsets, _ = fold([GAME, *events], window_s=600)
     (row,) = served_lines(rowsets).values()
-    assert row[4] == 1  # "old" is 11 minutes older than the newest quote: out of a 10-minute window
+    assert row["books"] == 1  # "old" is 11 minutes older than the newest quote: out of a 10-minute window
     _, rowsets, _ = fold([GAME, *events], window_s=660)
     (row,) = served_lines(rowsets).values()
-    assert row[4] == 2
+    assert row["books"] == 2
 
 
 def test_exchange_quotes_and_incomplete_books_are_not_eligible():
@@ -210,8 +215,8 @@ def test_exchange_quotes_and_incomplete_books_are_not_eligible():
     ]
     _, rowsets, _ = fold([GAME, *events])
     (row,) = served_lines(rowsets).values()
-    assert row[4] == 2
-    assert [o["selection"] for o in msgspec.json.decode(row[6])] == ["home", "away", "draw"]
+    assert row["books"] == 2
+    assert [o["selection"] for o in msgspec.json.decode(row["outcomes"])] == ["home", "away", "draw"]
 
 
 def test_main_line_is_the_point_most_books_quote_then_the_closest_to_even():
@@ -225,16 +230,16 @@ def test_main_line_is_the_point_most_books_quote_then_the_closest_to_even():
     _, rowsets, _ = fold([GAME, *events])
     lines = {k[1]: r for k, r in served_lines(rowsets).items()}
     # -3 and -3.5 have two books each; -3.5 (-112/-108, -111/-109) is closer to even than -3
-    assert {k for k, r in lines.items() if r[3]} == {"-3.5"}
+    assert {k for k, r in lines.items() if r["is_main"]} == {"-3.5"}
     (market,) = markets_table(rowsets).values()
-    assert market[9] == lines["-3.5"][2] and market[10] == 2
+    assert market[9] == lines["-3.5"]["point"] and market[10] == 2
 
 
 def test_every_devig_method_is_served_per_line():
     _, rowsets, _ = fold([GAME, ev.quote(GID, "a", [-300, 250], minute=1), ev.quote(GID, "b", [-280, 230], minute=1)])
     (row,) = served_lines(rowsets).values()
-    outcomes = msgspec.json.decode(row[6])
-    methods = msgspec.json.decode(row[7])
+    outcomes = msgspec.json.decode(row["outcomes"])
+    methods = msgspec.json.decode(row["methods"])
     assert set(methods) == {"multiplicative", "additive", "power", "shin", "odds_ratio"}
     for method in methods:
         total = sum(o["probability"][method] for o in outcomes)

@@ -134,7 +134,7 @@ def test_suspension_is_a_market_suspended_delta_and_a_newer_quote_reopens_the_bo
     assert out[0].data["removed_lines"] == [""]
     state, out = reduce(state, ev.quote(GID, "a", [-105, -115], minute=3), WINDOW_US)
     assert [(d.type, d.seq) for d in out] == [(MARKET_UPDATE, 3)]
-    assert out[0].data["status"] == "open" and out[0].data["lines"][0]["books"] == 1
+    assert out[0].data["status"] == "open" and out[0].data["lines"][0].books == 1
 
 
 def test_market_delta_payload():
@@ -142,9 +142,9 @@ def test_market_delta_payload():
     data = out[0].data
     assert data["type"] == "spreads" and data["main_point"] == -3.5 and data["books"] == 1
     (line,) = data["lines"]
-    assert line["is_main"] and line["point"] == -3.5
-    assert [(o["selection"], o["point"]) for o in line["outcomes"]] == [("home", -3.5), ("away", 3.5)]
-    assert set(line["outcomes"][0]["probability"]) == {"multiplicative"}
+    assert line.is_main and line.point == -3.5
+    assert [(o.selection, o.point) for o in line.outcomes] == [("home", -3.5), ("away", 3.5)]
+    assert set(line.outcomes[0].probability) == {"multiplicative"}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,149 @@
+"""What derives from a read-model record model (schemas/read_models.py): the writer's columns,
+the rows it writes, the readers' column lists, the Wire line and the REST line, and both
+generated documents. A field added to the record and forgotten anywhere fails here."""
+
+from __future__ import annotations
+
+import typing
+
+import msgspec
+
+from api.queries import markets as markets_sql
+from api.resources.markets import MarketLine, market_line
+from projections.deltas import line_data
+from projections.odds.devig import DEFAULT_METHOD, METHODS
+from projections.reducers import reduce
+from projections.rows import TABLES, market_line_record, market_line_row
+from schemas.read_models import (
+    MARKET_LINE_KEY, LineData, LineOutcome, MarketLineRecord, column_list, columns, record, row_values, wire_line,
+)
+from schemas.wire import DATA_BY_TYPE
+from tests.support import projection_events as ev
+from wire.asyncapi import document
+
+WINDOW_US = 3600 * 1_000_000
+GID = ev.game().game_id
+
+
+def _market(*books: tuple[str, list[int]], point: str = "-3"):
+    """A spread market quoted by `books` (name, American prices), and the line's key."""
+    state = None
+    for minute, (book, prices) in enumerate(books, 1):
+        state, _ = reduce(state, ev.quote(GID, book, prices, market_type="spreads", point=point, minute=minute),
+                          WINDOW_US)
+    (m,) = state.markets.values()
+    (key,) = m.lines
+    return m, key
+
+
+def _stored(values: tuple) -> dict:
+    """A written row as Postgres hands it back: by column, JSON columns decoded."""
+    row = {}
+    for (name, pgtype), value in zip(TABLES["market_lines"][0], values):
+        row[name] = msgspec.json.decode(value) if pgtype == "jsonb" else value
+    return row
+
+
+def test_the_writer_columns_are_the_record_fields_with_their_postgres_types():
+    cols, key = TABLES["market_lines"]
+    assert [name for name, _ in cols] == list(MarketLineRecord.__struct_fields__)
+    assert key == MARKET_LINE_KEY and set(key) <= set(MarketLineRecord.__struct_fields__)
+    assert dict(cols) == {
+        "line_key": "text", "point": "numeric", "is_main": "boolean", "books": "int", "hold": "float8",
+        "outcomes": "jsonb", "basis": "text", "market_id": "text", "methods": "jsonb", "source": "text",
+        "as_of": "timestamptz", "provenance": "jsonb",
+    }
+
+
+def test_a_written_row_reads_back_as_the_record_it_was_written_from():
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]), ("c", [-120, 100]))
+    line = m.lines[key]
+    made = market_line_record(m, key, line, WINDOW_US)
+    values = market_line_row(m, key, line, WINDOW_US)
+    assert values == row_values(made) and len(values) == len(MarketLineRecord.__struct_fields__)
+    assert record(MarketLineRecord, _stored(values)) == made
+    assert set(made.outcomes[0].probability) == set(METHODS)  # the stored line has every method
+
+
+def test_readers_select_the_record_columns():
+    assert markets_sql.LINE_COLUMNS == column_list(MarketLineRecord)
+    assert set(column_list(LineData).split(", ")) <= set(MarketLineRecord.__struct_fields__)
+
+
+def test_the_wire_line_is_the_record_minus_what_only_rest_serves():
+    assert issubclass(MarketLineRecord, LineData)
+    hints = typing.get_type_hints(DATA_BY_TYPE["market.update"])
+    assert hints["lines"] == list[LineData]
+    # a snapshot of the stored line is what the delta of the same state carried
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]))
+    line = m.lines[key]
+    stored = record(MarketLineRecord, _stored(market_line_row(m, key, line, WINDOW_US)))
+    delta = line_data(key, line.point, line.consensus, key == m.main_key)
+    assert wire_line(stored, DEFAULT_METHOD) == delta
+    assert msgspec.json.encode(wire_line(stored, DEFAULT_METHOD)) == msgspec.json.encode(delta)
+
+
+def test_rest_serves_the_stored_figures_and_never_recomputes_them():
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]), ("c", [-120, 100]))
+    stored = _stored(market_line_row(m, key, m.lines[key], WINDOW_US))
+    made = record(MarketLineRecord, stored)
+    for method in METHODS:
+        served = market_line(stored, method)
+        assert served.hold == made.hold and served.books == made.books and served.basis == made.basis
+        assert [o.consensus_price.decimal for o in served.outcomes] == [o.price for o in made.outcomes]
+        assert [o.no_vig_probability for o in served.outcomes] == [o.probability[method] for o in made.outcomes]
+
+
+def test_a_line_the_projection_serves_no_hold_for_is_served_without_one():
+    # a record whose stored hold is null keeps it null on REST, even with prices to compute one from
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]))
+    stored = _stored(market_line_row(m, key, m.lines[key], WINDOW_US))
+    stored["hold"] = None
+    assert market_line(stored, DEFAULT_METHOD).hold is None
+
+
+def test_rest_line_fields_shared_with_the_record_are_the_record_types():
+    rest = typing.get_type_hints(MarketLine, include_extras=True)
+    stored = typing.get_type_hints(MarketLineRecord, include_extras=True)
+    shared = set(rest) & set(stored)
+    assert shared == {"point", "is_main", "basis", "source", "books", "hold", "as_of", "outcomes"}
+    assert {name for name in shared if rest[name] != stored[name]} == {"outcomes"}  # REST prices them
+
+
+def test_the_asyncapi_line_is_generated_from_the_record_model():
+    doc = document("0")
+    schemas = doc["components"]["schemas"]
+    _, expected = msgspec.json.schema_components([LineData], ref_template="#/components/schemas/{name}")
+    assert schemas["LineData"] == expected["LineData"]
+    assert schemas["LineOutcome"] == expected["LineOutcome"]
+    assert schemas["MarketData"]["properties"]["lines"]["items"] == {"$ref": "#/components/schemas/LineData"}
+
+
+def test_the_openapi_line_fields_are_the_record_fields():
+    from api.app import create_litestar
+    from infra.settings import load_settings
+
+    openapi = create_litestar(load_settings(env={}, use_stack=False)).openapi_schema.to_schema()
+    rest = msgspec.json.decode(msgspec.json.encode(openapi))["components"]["schemas"]["MarketLine"]["properties"]
+    _, record_schemas = msgspec.json.schema_components([MarketLineRecord])
+    stored = record_schemas["MarketLineRecord"]["properties"]
+    for name in ("point", "is_main", "books", "hold", "source"):
+        assert _types(rest[name]) == _types(stored[name]), name
+    assert set(rest["basis"].get("enum", [])) == set(typing.get_args(typing.get_type_hints(LineData)["basis"]))
+
+
+def _types(schema: dict) -> set[str]:
+    """The JSON types a property schema admits (msgspec and Litestar spell nullables differently)."""
+    if "anyOf" in schema or "oneOf" in schema:
+        return set().union(*(_types(s) for s in schema.get("anyOf", schema.get("oneOf", []))))
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return set(kind)
+    return {kind} if kind else set()
+
+
+def test_outcome_fields_are_one_struct_for_rows_deltas_and_snapshots():
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]))
+    line = m.lines[key]
+    assert all(type(o) is LineOutcome for o in market_line_record(m, key, line, WINDOW_US).outcomes)
+    assert all(type(o) is LineOutcome for o in line_data(key, line.point, line.consensus, True).outcomes)
