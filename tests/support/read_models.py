@@ -121,7 +121,7 @@ def _line(rows: Rows, mid: str, point: float | None, is_main: bool, outcomes: li
     rows.add(
         "market_lines", market_id=mid, line_key="" if point is None else str(point), point=point, is_main=is_main,
         books=len(books), hold=hold, outcomes=outcomes, methods={}, source=source, as_of=as_of,
-        provenance={"source": source, "source_ts": as_of, "ingest_ts": as_of},
+        provenance={"source": source, "source_ts": as_of.isoformat(), "ingest_ts": as_of.isoformat()},
     )
 
 
