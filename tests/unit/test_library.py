@@ -74,12 +74,14 @@ US_STATES_AND_DC = {
 
 def test_law_covers_every_us_state_and_dc_and_each_says_where_fantasy_stands():
     # The library answers "is sports betting legal in <state>" for every state and DC; each such
-    # entry also says what its sources say about daily fantasy contests, or that it was not checked.
+    # entry also names its regulator (or says there is none) and says what its sources say about
+    # daily fantasy contests, or that it was not checked.
     law = [f.entry for f in read_library(library_root()) if f.entry.kind == "law" and f.entry.status == "published"]
     us = [e for e in law if any(j in US_STATES_AND_DC for j in e.jurisdictions)]
     assert len(US_STATES_AND_DC) == 51
     assert US_STATES_AND_DC - {j for e in us for j in e.jurisdictions} == set()
     assert [e.slug for e in us if "fantasy" not in e.body.lower()] == []
+    assert [e.slug for e in us if "regulat" not in e.body.lower()] == []  # who regulates it, or that no one does
     assert [e.slug for e in us if not e.wagering] == []
 
 
