@@ -16,6 +16,7 @@ from projections.odds.devig import DEFAULT_METHOD
 from projections.lines import Consensus
 from projections.state import GameState, MarketState
 from schemas.read_models import LineData, LineOutcome
+from schemas.wire import GameStateData, MarketData, Score
 
 GAME_STATE = "game.state"
 MARKET_UPDATE = "market.update"
@@ -29,7 +30,7 @@ class Delta:
     __slots__ = ("wire_topic", "type", "seq", "source_ts", "source", "_build", "_args")
 
     def __init__(self, wire_topic: str, type: str, seq: int, source_ts: int, source: str,
-                 build: Callable[..., dict[str, Any]], *args: Any) -> None:
+                 build: Callable[..., Any], *args: Any) -> None:
         self.wire_topic = wire_topic
         self.type = type
         self.seq = seq
@@ -39,7 +40,8 @@ class Delta:
         self._args = args
 
     @property
-    def data(self) -> dict[str, Any]:
+    def data(self) -> Any:
+        """The delta type's payload: the struct `schemas.wire.DATA_BY_TYPE` names for its type."""
         return self._build(*self._args)
 
     def __repr__(self) -> str:
@@ -70,22 +72,16 @@ def game_visible(game: GameState | None) -> tuple | None:
     return (*state, kickoff[0], kickoff[1], field(game, "venue"))
 
 
-def game_data(game: GameState) -> dict[str, Any]:
+def game_data(game: GameState) -> GameStateData:
     visible = game_visible(game)
     assert visible is not None, "game_data of an unscheduled game"
     (status, home, away, period, clock, possession, last_play, kickoff_at, kickoff_date, venue) = visible
-    return {
-        "game_id": game.game_id,
-        "status": status,
-        "score": None if home is None and away is None else {"home": home, "away": away},
-        "period": period,
-        "clock": clock,
-        "possession": possession,
-        "last_play": last_play,
-        "kickoff_at": None if kickoff_at is None else from_us(kickoff_at),
-        "kickoff_date": kickoff_date,
-        "venue": venue,
-    }
+    return GameStateData(
+        game_id=game.game_id, status=status,
+        score=None if home is None and away is None else Score(home=home, away=away),
+        period=period, clock=clock, possession=possession, last_play=last_play,
+        kickoff_at=None if kickoff_at is None else from_us(kickoff_at), kickoff_date=kickoff_date, venue=venue,
+    )
 
 
 # ---- markets --------------------------------------------------------------------------------
@@ -140,7 +136,7 @@ def market_view(m: MarketState, changed: list[str], header: tuple) -> tuple:
             main.point if main is not None else None, lines)
 
 
-def market_data(view: tuple) -> dict[str, Any]:
+def market_data(view: tuple) -> MarketData:
     market_id, game_id, kind, type_, period, participant_id, header, main_point, changed = view
     status, reason, main_key, books, name = header
     lines = []
@@ -150,18 +146,8 @@ def market_data(view: tuple) -> dict[str, Any]:
             removed.append(key)
         else:
             lines.append(line_data(key, point, consensus, key == main_key))
-    return {
-        "market_id": market_id,
-        "game_id": game_id,
-        "kind": kind,
-        "type": type_,
-        "period": period,
-        "participant_id": participant_id,
-        "name": name,
-        "status": status,
-        "reason": reason,
-        "main_point": number(main_point),
-        "books": books,
-        "lines": lines,
-        "removed_lines": removed,
-    }
+    return MarketData(
+        market_id=market_id, game_id=game_id, kind=kind, type=type_, period=period, participant_id=participant_id,
+        name=name, status=status, reason=reason, main_point=number(main_point), books=books, lines=lines,
+        removed_lines=removed,
+    )

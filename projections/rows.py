@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -33,7 +34,8 @@ from schemas.library import entry_id
 from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.read_models import (
-    MARKET_LINE_KEY, DevigNote, MarketLineRecord, SourceTimes, columns, row_values,
+    GAME_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, DevigNote, GameRecord, KnownBy, KnownProvenance, MarketLineRecord,
+    SourceTimes, StatLineRecord, columns, row_values,
 )
 from schemas.reference import COMPETITIONS, SPORTS, untimed_result
 from schemas.season_dates import season_dates
@@ -49,15 +51,7 @@ _REVISION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("reason", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
 )
 TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
-    "games": ((
-        ("id", "text"), ("name", "text"), ("sport", "text"), ("competition", "text"), ("season", "text"),
-        ("week", "int"), ("season_type", "text"), ("kickoff_at", "timestamptz"), ("kickoff_date", "date"),
-        ("kickoff_sort", "timestamptz"), ("venue", "text"), ("neutral_site", "boolean"),
-        ("home_team_id", "text"), ("away_team_id", "text"), ("status", "text"), ("score_home", "int"),
-        ("score_away", "int"), ("period", "text"), ("clock", "text"), ("possession", "text"),
-        ("last_play", "text"), ("state_provenance", "jsonb"), ("source", "text"), ("as_of", "timestamptz"),
-        ("provenance", "jsonb"), ("last_seq", "bigint"),
-    ), ("id",)),
+    "games": (columns(GameRecord), GAME_KEY),  # derived from the record model
     "markets": ((
         ("id", "text"), ("game_id", "text"), ("kind", "text"), ("type", "text"), ("period", "text"),
         ("participant_id", "text"), ("name", "text"), ("status", "text"), ("status_reason", "text"),
@@ -92,11 +86,7 @@ TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
         ("player_id", "text"), ("event_id", "text"), ("kind", "text"), ("headline", "text"),
         ("published_at", "timestamptz"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
     ), ("player_id", "event_id")),
-    "stat_lines": ((
-        ("line_key", "text"), ("subject_id", "text"), ("team_id", "text"), ("game_id", "text"), ("season", "text"),
-        ("week", "int"), ("season_type", "text"), ("basis", "text"), ("stats", "jsonb"), ("source", "text"),
-        ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("line_key",)),
+    "stat_lines": (columns(StatLineRecord), STAT_LINE_KEY),  # derived from the record model
     "search_index": ((
         ("id", "text"), ("kind", "text"), ("name", "text"), ("competition", "text"), ("context", "jsonb"),
         ("terms", "text"), ("as_of", "timestamptz"),
@@ -160,6 +150,20 @@ def provenance(origin: Origin, known_by=None, result: bool = False) -> dict[str,
     return out
 
 
+def source_times(origin: Origin, result: bool = False) -> SourceTimes:
+    """`provenance` of one origin as its record field (`result`: as in `provenance`)."""
+    untimed = result and untimed_result(origin.source)
+    return SourceTimes(source=origin.source, source_ts=None if untimed else from_us(origin.source_ts),
+                       ingest_ts=from_us(origin.ingest_ts))
+
+
+def known_provenance(origin: Origin, known_by: tuple[tuple[str, str], ...]) -> KnownProvenance:
+    return KnownProvenance(
+        source=origin.source, source_ts=from_us(origin.source_ts), ingest_ts=from_us(origin.ingest_ts),
+        known_by=[KnownBy(source=s, source_id=i) for s, i in known_by],
+    )
+
+
 def result_time(origin: Origin) -> int:
     """When a result or game line is as of: the source's time, or when we read it if the source
     gives none (its ordering time is not a time anyone stated)."""
@@ -201,7 +205,7 @@ def _kickoff_sort(game: GameState, competition: str) -> datetime | None:
     return datetime.combine(date.fromisoformat(kickoff[1]), time(0), ZoneInfo(zone))
 
 
-def game_row(game: GameState) -> tuple | None:
+def game_record(game: GameState) -> GameRecord | None:
     f = {name: value for name, (value, _) in game.fields.items()}
     needed = ("name", "sport", "competition", "home_team_id", "away_team_id")
     if game.origin is None or any(f.get(n) is None for n in needed):
@@ -211,17 +215,24 @@ def game_row(game: GameState) -> tuple | None:
         return None  # a game with neither time nor day cannot be listed in kickoff order
     kickoff_at, kickoff_date = f.get("kickoff") or (None, None)
     p = game.play
-    state = (
-        (p.status, p.score_home, p.score_away, p.period, p.clock, p.possession, p.last_play,
-         js(provenance(p.origin, result=True)))
-        if p is not None else ("scheduled", None, None, None, None, None, None, None)
+    return GameRecord(
+        id=game.game_id, name=f["name"], sport=f["sport"], competition=f["competition"], season=f.get("season"),
+        week=f.get("week"), season_type=f.get("season_type"), kickoff_at=opt_dt(kickoff_at),
+        kickoff_date=None if kickoff_date is None else date.fromisoformat(kickoff_date), kickoff_sort=kickoff_sort,
+        venue=f.get("venue"), neutral_site=bool(f.get("neutral_site")), home_team_id=f["home_team_id"],
+        away_team_id=f["away_team_id"], status="scheduled" if p is None else p.status,
+        score_home=None if p is None else p.score_home, score_away=None if p is None else p.score_away,
+        period=None if p is None else p.period, clock=None if p is None else p.clock,
+        possession=None if p is None else p.possession, last_play=None if p is None else p.last_play,
+        state_provenance=None if p is None else source_times(p.origin, result=True),
+        source=game.origin.source, as_of=from_us(game.as_of), provenance=known_provenance(game.origin, game.known_by),
+        last_seq=game.seq,
     )
-    return (
-        game.game_id, f["name"], f["sport"], f["competition"], f.get("season"), f.get("week"), f.get("season_type"),
-        opt_dt(kickoff_at), None if kickoff_date is None else date.fromisoformat(kickoff_date), kickoff_sort,
-        f.get("venue"), bool(f.get("neutral_site")), f["home_team_id"], f["away_team_id"], *state,
-        game.origin.source, from_us(game.as_of), js(provenance(game.origin, game.known_by)), game.seq,
-    )
+
+
+def game_row(game: GameState) -> tuple | None:
+    record = game_record(game)
+    return None if record is None else row_values(record)
 
 
 def game_search_row(game: GameState) -> tuple:
@@ -369,6 +380,12 @@ def quote_part(market_id: str, key: str, book: str) -> str:
 # ---- players --------------------------------------------------------------------------------
 
 
+def _stat_numbers(stats: dict[str, int | Decimal]) -> dict[str, int | str]:
+    """A game line's numbers as stored: whole numbers, and decimals as their digits (as JSON
+    encodes a Decimal)."""
+    return {key: value if isinstance(value, int) else str(value) for key, value in stats.items()}
+
+
 def _field(p: PlayerState, name: str) -> Any:
     entry = p.fields.get(name)
     return None if entry is None else entry[0]
@@ -424,24 +441,26 @@ def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> N
                 continue
             touched.add(season_lines.season_key(line))
             if line.game_id is not None:
-                out.add("stat_lines", (
-                    f"{pid}|game|{key}", pid, line.team_id, line.game_id, line.season, line.week, line.season_type,
-                    "total", js(line.stats), line.origin.source, from_us(result_time(line.origin)),
-                    js(provenance(line.origin, result=True)),
-                ))
+                out.add("stat_lines", row_values(StatLineRecord(
+                    line_key=f"{pid}|game|{key}", subject_id=pid, team_id=line.team_id, game_id=line.game_id,
+                    season=line.season, week=line.week, season_type=line.season_type, basis="total",
+                    stats=_stat_numbers(line.stats), source=line.origin.source, as_of=from_us(result_time(line.origin)),
+                    provenance=source_times(line.origin, result=True),
+                )))
         groups = season_lines.group(new.lines.values())
         for skey in sorted(touched):
             lines = groups[skey]
             source, season, season_type = skey
             as_of = max(result_time(g.origin) for g in lines)
-            prov = {"source": source, "source_ts": None if untimed_result(source) else from_us(as_of),
-                    "ingest_ts": from_us(max(g.origin.ingest_ts for g in lines))}
+            prov = SourceTimes(source=source, source_ts=None if untimed_result(source) else from_us(as_of),
+                               ingest_ts=from_us(max(g.origin.ingest_ts for g in lines)))
             team = season_lines.latest(lines).team_id
             for basis, stats in season_lines.season_stats(lines, f.get("position")).items():
-                out.add("stat_lines", (
-                    f"{pid}|season|{source}|{season}|{season_type}|{basis}", pid, team, None, season, None,
-                    season_type or None, basis, js(stats), source, from_us(as_of), js(prov),
-                ))
+                out.add("stat_lines", row_values(StatLineRecord(
+                    line_key=f"{pid}|season|{source}|{season}|{season_type}|{basis}", subject_id=pid, team_id=team,
+                    game_id=None, season=season, week=None, season_type=season_type or None, basis=basis,
+                    stats=stats, source=source, as_of=from_us(as_of), provenance=prov,
+                )))
     out.add("projector_state", ("p:" + pid, pack(new)))
 
 

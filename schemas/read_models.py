@@ -103,6 +103,76 @@ class MarketLineRecord(LineData, kw_only=True):
 MARKET_LINE_KEY = ("market_id", "line_key")
 
 
+# ---- games and stat lines ------------------------------------------------------------------------
+
+
+class KnownBy(msgspec.Struct, kw_only=True):
+    source: str
+    source_id: str
+
+
+class KnownProvenance(SourceTimes, kw_only=True):
+    """The provenance of something several sources name: every source's own ID for it too."""
+
+    known_by: list[KnownBy]
+
+
+class GameRecord(msgspec.Struct, kw_only=True):
+    """One row of `games`: the game as scheduled, and its state as last reported."""
+
+    id: str
+    name: str
+    sport: str
+    competition: str
+    season: str | None
+    week: int | None
+    season_type: str | None  # as the source names it (REG, WC, DIV, CON, SB)
+    kickoff_at: datetime | None
+    kickoff_date: date | None  # the day, when the source gives no time
+    kickoff_sort: datetime  # the kickoff, or the day's start in the competition's time zone
+    venue: str | None
+    neutral_site: bool
+    home_team_id: str
+    away_team_id: str
+    status: str  # as reported (schemas.game_status); readers serve the status against the clock
+    score_home: int | None
+    score_away: int | None
+    period: str | None
+    clock: str | None
+    possession: str | None  # tm_ ID
+    last_play: str | None
+    state_provenance: SourceTimes | None  # where the state came from; null before any report
+    source: str
+    as_of: datetime
+    provenance: KnownProvenance
+    last_seq: Annotated[int, pg("bigint")]  # the `game:` topic's last seq
+
+
+GAME_KEY = ("id",)
+
+StatNumber = int | str  # a whole number, or a decimal's exact digits (projections.stat_numbers)
+
+
+class StatLineRecord(msgspec.Struct, kw_only=True):
+    """One row of `stat_lines`: a player's game line, or a season line under one basis."""
+
+    line_key: str  # subject|game|... or subject|season|source|season|type|basis
+    subject_id: str  # plr_ or tm_
+    team_id: str | None
+    game_id: str | None  # null for a season line
+    season: str | None
+    week: int | None
+    season_type: str | None  # as the source names it
+    basis: str | None  # total, per_game, rate
+    stats: Mapping[str, StatNumber]
+    source: str
+    as_of: datetime
+    provenance: SourceTimes
+
+
+STAT_LINE_KEY = ("line_key",)
+
+
 # ---- what derives from a record model ----------------------------------------------------------
 
 _PG_OF_TYPE: dict[Any, str] = {
@@ -148,14 +218,16 @@ _COLUMNS_OF: dict[type, tuple[tuple[str, str], ...]] = {}
 
 def row_values(record: msgspec.Struct) -> tuple:
     """A record as the writer sends it: its fields in column order, JSON columns as JSON text
-    and numeric columns as exact decimals."""
+    and numeric columns as exact decimals; a null field is SQL null."""
     model = type(record)
     cols = _COLUMNS_OF.get(model)
     if cols is None:
         cols = _COLUMNS_OF[model] = columns(model)
     out = []
     for (name, pgtype), value in zip(cols, msgspec.structs.astuple(record)):
-        if pgtype == "jsonb":
+        if value is None:
+            out.append(None)  # SQL null, never JSON null
+        elif pgtype == "jsonb":
             out.append(_json.encode(value).decode())
         elif pgtype == "numeric":
             out.append(_numeric(value))

@@ -1,6 +1,6 @@
 """Snapshot payloads built from read-model rows, in the same shape as the deltas' `data`
 (docs/wire-deltas.md), so a client applies deltas straight onto a snapshot. Pure: rows in,
-payloads out (a market's lines as `schemas.read_models.LineData`, the struct deltas carry).
+payloads out, as the structs the deltas carry (`schemas.wire.DATA_BY_TYPE`).
 
 A `game:` snapshot is the `game.state` payload; a `market:` snapshot is the `market.update`
 payload with every line (none removed). Folding a topic's deltas from seq 1 gives the same
@@ -15,7 +15,7 @@ from typing import Any
 
 from projections.odds.devig import DEFAULT_METHOD  # the one method deltas carry
 from schemas.read_models import LineData, record, wire_line
-from schemas.wire import ExpectedLatency, Liveness
+from schemas.wire import ExpectedLatency, GameStateData, Liveness, MarketData, Score
 
 
 
@@ -27,43 +27,31 @@ def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(timezone.utc)
 
 
-def game_snapshot(row: Mapping[str, Any]) -> dict[str, Any]:
-    """`game.state` data from a `games` row."""
+def game_snapshot(row: Mapping[str, Any]) -> GameStateData:
+    """`game.state` data from a `games` row (its `status` the one served)."""
     home, away = row["score_home"], row["score_away"]
     kickoff_date = row["kickoff_date"]
-    return {
-        "game_id": row["id"],
-        "status": row["status"],
-        "score": None if home is None and away is None else {"home": home, "away": away},
-        "period": row["period"],
-        "clock": row["clock"],
-        "possession": row["possession"],
-        "last_play": row["last_play"],
-        "kickoff_at": _utc(row["kickoff_at"]),
-        "kickoff_date": kickoff_date.isoformat() if isinstance(kickoff_date, date) else kickoff_date,
-        "venue": row["venue"],
-    }
+    return GameStateData(
+        game_id=row["id"], status=row["status"],
+        score=None if home is None and away is None else Score(home=home, away=away),
+        period=row["period"], clock=row["clock"], possession=row["possession"], last_play=row["last_play"],
+        kickoff_at=_utc(row["kickoff_at"]),
+        kickoff_date=kickoff_date.isoformat() if isinstance(kickoff_date, date) else kickoff_date,
+        venue=row["venue"],
+    )
 
 
-def market_snapshot(row: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def market_snapshot(row: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) -> MarketData:
     """`market.update` data with all lines, from a `markets` row and its `market_lines` rows
     (`outcomes` decoded; the columns of `LineData`, which the lines are decoded into)."""
-    return {
-        "market_id": row["id"],
-        "game_id": row["game_id"],
-        "kind": row["kind"],
-        "type": row["type"],
-        "period": row["period"],
-        "participant_id": row["participant_id"],
-        "name": row["name"],
-        "status": row["status"],
-        "reason": row["status_reason"],
-        "main_point": _number(row["main_point"]),
-        "books": row["books"],
-        "lines": sorted((wire_line(record(LineData, line), DEFAULT_METHOD) for line in lines),
-                        key=lambda line: line.line_key),
-        "removed_lines": [],
-    }
+    return MarketData(
+        market_id=row["id"], game_id=row["game_id"], kind=row["kind"], type=row["type"], period=row["period"],
+        participant_id=row["participant_id"], name=row["name"], status=row["status"], reason=row["status_reason"],
+        main_point=_number(row["main_point"]), books=row["books"],
+        lines=sorted((wire_line(record(LineData, line), DEFAULT_METHOD) for line in lines),
+                     key=lambda line: line.line_key),
+        removed_lines=[],
+    )
 
 
 def apply_delta(state: dict[str, Any] | None, delta_type: str, data: dict[str, Any]) -> dict[str, Any]:

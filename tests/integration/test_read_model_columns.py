@@ -8,7 +8,7 @@ import asyncpg
 import msgspec
 
 from schemas.datasets import DATASETS
-from schemas.read_models import MarketLineRecord, columns
+from schemas.read_models import GameRecord, MarketLineRecord, StatLineRecord, columns
 
 # information_schema's names for the types `schemas.read_models.columns` gives
 _SQL_NAMES = {
@@ -23,18 +23,20 @@ def _nullable(model, name: str) -> bool:
     return "None" in repr(field.type)
 
 
-async def test_market_lines_has_the_record_columns(database_url):
+async def test_each_table_has_its_record_columns(database_url):
     conn = await asyncpg.connect(database_url)
     try:
         for schema in DATASETS:
-            rows = await conn.fetch(
-                "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-                "WHERE table_schema = $1 AND table_name = 'market_lines'", schema,
-            )
-            table = {r["column_name"]: r["data_type"] for r in rows}
-            assert table == {name: _SQL_NAMES[pgtype] for name, pgtype in columns(MarketLineRecord)}, schema
-            not_null = {r["column_name"] for r in rows if r["is_nullable"] == "NO"}
-            # a column Postgres requires is never null in the model
-            assert {name for name in not_null if _nullable(MarketLineRecord, name)} == set(), schema
+            for name, model in (("market_lines", MarketLineRecord), ("games", GameRecord),
+                                ("stat_lines", StatLineRecord)):
+                rows = await conn.fetch(
+                    "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+                    "WHERE table_schema = $1 AND table_name = $2", schema, name,
+                )
+                table = {r["column_name"]: r["data_type"] for r in rows}
+                assert table == {column: _SQL_NAMES[pgtype] for column, pgtype in columns(model)}, (schema, name)
+                not_null = {r["column_name"] for r in rows if r["is_nullable"] == "NO"}
+                # a column Postgres requires is never null in the model
+                assert {c for c in not_null if _nullable(model, c)} == set(), (schema, name)
     finally:
         await conn.close()

@@ -164,7 +164,7 @@ def test_a_one_book_line_serves_no_number_and_says_why():
     notes = msgspec.json.decode(row["methods"])
     assert all(n["flags"] == ["too_few_books"] and "at least 2" in n["message"] for n in notes.values())
     # nor does the Wire show it
-    (line,) = [line for d in deltas if d.type.startswith("market") for line in d.data["lines"]]
+    (line,) = [line for d in deltas if d.type.startswith("market") for line in d.data.lines]
     assert line.basis == "too_few_books" and line.hold is None
     assert all(o.price is None and o.probability == {"multiplicative": None} for o in line.outcomes)
 

@@ -15,7 +15,8 @@ from projections.odds.devig import DEFAULT_METHOD, METHODS
 from projections.reducers import reduce
 from projections.rows import TABLES, market_line_record, market_line_row
 from schemas.read_models import (
-    MARKET_LINE_KEY, LineData, LineOutcome, MarketLineRecord, column_list, columns, record, row_values, wire_line,
+    GAME_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, GameRecord, LineData, LineOutcome, MarketLineRecord, StatLineRecord,
+    column_list, columns, record, row_values, wire_line,
 )
 from schemas.wire import DATA_BY_TYPE
 from tests.support import projection_events as ev
@@ -147,3 +148,72 @@ def test_outcome_fields_are_one_struct_for_rows_deltas_and_snapshots():
     line = m.lines[key]
     assert all(type(o) is LineOutcome for o in market_line_record(m, key, line, WINDOW_US).outcomes)
     assert all(type(o) is LineOutcome for o in line_data(key, line.point, line.consensus, True).outcomes)
+
+
+# ---- games and stat lines ------------------------------------------------------------------------
+
+
+def _fold(events):
+    """Every row the batch core writes for `events`, by table, each row by column name with its
+    JSON columns decoded (as Postgres hands them back); and the deltas."""
+    from datetime import datetime, timezone
+
+    from projections.batch import BatchCore
+    from schemas.events import encode
+    from tests.unit.test_consensus import Rec
+
+    core = BatchCore(WINDOW_US)
+    batch = core.fold([Rec("feed.games", 0, i, encode(e)) for i, e in enumerate(events)],
+                      datetime(2024, 1, 1, tzinfo=timezone.utc))
+    tables: dict[str, list[dict]] = {}
+    for table, rows in batch.rows.rows.items():
+        cols = TABLES[table][0]
+        for values in rows:
+            assert len(values) == len(cols), table
+            tables.setdefault(table, []).append({
+                name: msgspec.json.decode(v) if pgtype == "jsonb" and v is not None else v
+                for (name, pgtype), v in zip(cols, values)
+            })
+    return tables, batch.deltas
+
+
+def test_games_and_stat_lines_columns_are_their_record_fields():
+    assert TABLES["games"] == (columns(GameRecord), GAME_KEY) and GAME_KEY == ("id",)
+    assert TABLES["stat_lines"] == (columns(StatLineRecord), STAT_LINE_KEY) and STAT_LINE_KEY == ("line_key",)
+    assert dict(columns(GameRecord))["last_seq"] == "bigint"
+    assert dict(columns(GameRecord))["kickoff_date"] == "date"
+    assert dict(columns(StatLineRecord))["stats"] == "jsonb"
+
+
+def test_a_game_row_reads_back_as_its_record_and_its_snapshot_is_its_delta():
+    from projections.rows import game_record
+    from wire.snapshots import game_snapshot
+
+    game = ev.game()
+    events = [game, ev.state(game.game_id, "live", minute=5, home=7, away=3)]
+    tables, deltas = _fold(events)
+    (stored,) = tables["games"]
+    state = None
+    for e in events:
+        state, _ = reduce(state, e, WINDOW_US)
+    made = game_record(state)
+    assert record(GameRecord, stored) == made and made.score_home == 7 and made.state_provenance is not None
+    # the Wire's snapshot of the stored row is the payload of the last delta
+    assert msgspec.json.encode(game_snapshot(stored)) == msgspec.json.encode(deltas[-1].data)
+
+
+def test_a_scheduled_game_has_no_state_provenance_and_stores_sql_null():
+    tables, _ = _fold([ev.game()])
+    (stored,) = tables["games"]
+    assert stored["state_provenance"] is None and stored["status"] == "scheduled"
+
+
+def test_stat_line_rows_read_back_as_their_records():
+    game = ev.game()
+    pid = ev.player("00-1", "Pat Example").player_id
+    tables, _ = _fold([game, ev.player("00-1", "Pat Example"),
+                       ev.stat_line(pid, game.game_id, 1, {"passing_yards": 291, "passing_epa": "8.43"}, minute=200)])
+    lines = [record(StatLineRecord, row) for row in tables["stat_lines"]]
+    game_line = next(line for line in lines if line.game_id == game.game_id)
+    assert game_line.stats == {"passing_yards": 291, "passing_epa": "8.43"} and game_line.basis == "total"
+    assert {line.basis for line in lines if line.game_id is None} == {"total", "per_game", "rate"}

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from projections.deltas import GAME_STATE
 from projections.reducers import reduce
+from schemas.wire import Score
 from tests.support import projection_events as ev
 
 G = ev.game()
@@ -71,9 +72,9 @@ def test_fields_merge_across_sources_without_erasing():
 
 def test_deltas_only_on_visible_change():
     state, d = run([G])
-    assert [(x.seq, x.data["status"]) for x in d] == [(1, "scheduled")]
+    assert [(x.seq, x.data.status) for x in d] == [(1, "scheduled")]
     state, d = reduce(state, ev.state(GID, "live", minute=1, home=7, away=0, last_play="TD"), 0)
-    assert d[0].seq == 2 and d[0].data["score"] == {"home": 7, "away": 0} and d[0].data["last_play"] == "TD"
+    assert d[0].seq == 2 and d[0].data.score == Score(home=7, away=0) and d[0].data.last_play == "TD"
     # a second source reporting the same state later: provenance moves, nothing visible does
     state2, d = reduce(state, ev.state(GID, "live", minute=2, home=7, away=0, last_play="TD", source="other"), 0)
     assert d == [] and state2.play.origin.source == "other"
@@ -82,14 +83,14 @@ def test_deltas_only_on_visible_change():
     assert d == [] and state3 is state2
     # a reschedule is visible on the game topic
     _, d = reduce(state2, ev.rescheduled(GID, datetime(2024, 9, 7, 17, 0, tzinfo=timezone.utc), minute=3), 0)
-    assert d[0].seq == 3 and d[0].data["kickoff_at"] == datetime(2024, 9, 7, 17, 0, tzinfo=timezone.utc)
+    assert d[0].seq == 3 and d[0].data.kickoff_at == datetime(2024, 9, 7, 17, 0, tzinfo=timezone.utc)
 
 
 def test_state_before_the_schedule_shows_once_the_game_is_scheduled():
     state, d = run([ev.state(GID, "live", minute=1, home=3, away=0)])
     assert d == []  # no game topic before the game is known
     state, d = reduce(state, G, 0)
-    assert [(x.seq, x.data["status"], x.data["score"]) for x in d] == [(1, "live", {"home": 3, "away": 0})]
+    assert [(x.seq, x.data.status, x.data.score) for x in d] == [(1, "live", Score(home=3, away=0))]
 
 
 def test_an_untimed_result_is_as_of_when_read_never_its_ordering_time():

@@ -130,18 +130,18 @@ def test_suspension_is_a_market_suspended_delta_and_a_newer_quote_reopens_the_bo
     state, _ = run([q])
     state, out = reduce(state, ev.suspended(GID, q.market_id, minute=2, reason="review"), WINDOW_US)
     assert [(d.type, d.seq) for d in out] == [(MARKET_SUSPENDED, 2)]
-    assert out[0].data["status"] == "suspended" and out[0].data["reason"] == "review"
-    assert out[0].data["removed_lines"] == [""]
+    assert out[0].data.status == "suspended" and out[0].data.reason == "review"
+    assert out[0].data.removed_lines == [""]
     state, out = reduce(state, ev.quote(GID, "a", [-105, -115], minute=3), WINDOW_US)
     assert [(d.type, d.seq) for d in out] == [(MARKET_UPDATE, 3)]
-    assert out[0].data["status"] == "open" and out[0].data["lines"][0].books == 1
+    assert out[0].data.status == "open" and out[0].data.lines[0].books == 1
 
 
 def test_market_delta_payload():
     state, out = run([ev.quote(GID, "a", [-110, -110], market_type="spreads", point="-3.5", minute=1)])
     data = out[0].data
-    assert data["type"] == "spreads" and data["main_point"] == -3.5 and data["books"] == 1
-    (line,) = data["lines"]
+    assert data.type == "spreads" and data.main_point == -3.5 and data.books == 1
+    (line,) = data.lines
     assert line.is_main and line.point == -3.5
     assert [(o.selection, o.point) for o in line.outcomes] == [("home", -3.5), ("away", 3.5)]
     assert set(line.outcomes[0].probability) == {"multiplicative"}
