@@ -1,7 +1,8 @@
 """The pure middle of a run: group items into batches and turn a resolved batch into events.
 
 Events are stamped here (deterministic `event_id`) and exact repeats within a run dropped:
-the same team named on every row of a file is one event. Every event is checked against
+the same team named on every row of a file is one event. Each is encoded once, for its ID
+and for the log alike (`stamp_encoded`). Every event is checked against
 the bounds (schemas/bounds.py) before it can reach the log: a price quote outside them is
 dead-lettered alone, any other event takes its whole record with it. A record whose events
 cannot be built at all is dead-lettered with the reason; the batch goes on.
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from ingest.records import RECORD_ERRORS, Item, Record, Rejected, Resolution, reason_of
 from ingest.resolution import MemoryResolver
 from schemas.bounds import event_problem
-from schemas.events import AnyEvent, PriceQuoted, stamp
+from schemas.events import AnyEvent, PriceQuoted, stamp_encoded
 
 BATCH_RECORDS = 256
 
@@ -50,10 +51,18 @@ class RunState:
         self.records: set[int] = set()
 
 
-def build(batch: Batch, resolution: Resolution, state: RunState) -> tuple[list[AnyEvent], list[Rejected]]:
-    """The batch's new (stamped, de-duplicated) events and every rejected part."""
+@dataclass(slots=True)
+class Built:
+    events: list[AnyEvent]  # stamped, new in this run
+    values: list[bytes]  # each event as the log gets it (encoded once, with its ID)
+    rejected: list[Rejected]
+
+
+def build(batch: Batch, resolution: Resolution, state: RunState) -> Built:
+    """The batch's new (stamped, de-duplicated) events, encoded, and every rejected part."""
     rejected = list(batch.rejected)
     events: list[AnyEvent] = []
+    values: list[bytes] = []
     seen = state.seen
     for record in batch.records:
         try:
@@ -68,12 +77,13 @@ def build(batch: Batch, resolution: Resolution, state: RunState) -> tuple[list[A
             rejected.append(problem)
             continue
         for event in out:
-            stamped = stamp(event)
+            stamped, value = stamp_encoded(event)
             if stamped.event_id not in seen:
                 seen.add(stamped.event_id)
                 events.append(stamped)
+                values.append(value)
     state.records.update(batch.indices)
-    return events, rejected
+    return Built(events, values, rejected)
 
 
 def _within_bounds(record: Record, events: list[AnyEvent], rejected: list[Rejected]) -> tuple[list[AnyEvent], Rejected | None]:
@@ -105,7 +115,7 @@ def collect(items: Iterable[Item], resolver: MemoryResolver, state: RunState | N
     events: list[AnyEvent] = []
     rejected: list[Rejected] = []
     for batch in batched(items):
-        ev, rej = build(batch, resolver.resolve_now(batch.records), state)
-        events.extend(ev)
-        rejected.extend(rej)
+        built = build(batch, resolver.resolve_now(batch.records), state)
+        events.extend(built.events)
+        rejected.extend(built.rejected)
     return Collected(events, rejected, len(state.records))

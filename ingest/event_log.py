@@ -36,7 +36,7 @@ from ingest.reconcile import close_run, reconcile
 from ingest.registry import PgResolver
 from schemas.datasets import Dataset
 from schemas.deadletter import DeadLetter, encode_deadletter
-from schemas.events import AnyEvent
+from schemas.events import AnyEvent, encode
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -57,16 +57,24 @@ class EventLog:
         returns (accepted, duplicate) events once the broker acknowledged and they are recorded."""
         return await (await self.start(events, dead_letters)).finish()
 
-    async def start(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> Appending:
+    async def start(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = (),
+                    values: Sequence[bytes] | None = None) -> Appending:
         """The first half of `append`: look up what the log holds and hand the rest to the
-        producer. The caller may prepare its next batch before calling `finish()`."""
+        producer. The caller may prepare its next batch before calling `finish()`. `values`:
+        the events already encoded (`stamp_encoded`), in the same order."""
         letter_ids = [dead_letter_id(d) for d in dead_letters]
         known = await self.appended.known([e.event_id for e in events] + letter_ids)
-        new = [e for e in events if e.event_id not in known] if known else list(events)
+        if values is None:
+            values = [encode(e) for e in events]
+        if known:
+            kept = [(e, v) for e, v in zip(events, values) if e.event_id not in known]
+            new, new_values = [e for e, _ in kept], [v for _, v in kept]
+        else:
+            new, new_values = list(events), list(values)
         letters = [(i, d) for i, d in zip(letter_ids, dead_letters) if i not in known]
         if new or letters:
             await self.watch.confirm()
-        acks = await self.producer.enqueue(new, [d for _, d in letters])
+        acks = await self.producer.enqueue(new, [d for _, d in letters], new_values)
         recorded = [e.event_id for e in new] + [i for i, _ in letters]
         return Appending(self, acks, recorded, len(new), len(events) - len(new))
 

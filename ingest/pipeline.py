@@ -75,12 +75,13 @@ async def _ingest(parsed: Parsed, log: EventLog, progress: Progress | None) -> S
     try:
         for batch in batched(parsed.items):
             resolution = await log.resolver.resolve(batch.records)
-            events, rejected = build(batch, resolution, state)
+            built = build(batch, resolution, state)
+            events, rejected = built.events, built.rejected
             dead = [dead_letter(parsed, r, ingest_ts) for r in rejected]
             if in_flight is not None:
                 _count(await in_flight, summary, progress)
                 in_flight = None
-            appending = await log.start(events, dead)
+            appending = await log.start(events, dead, built.values)
             in_flight = asyncio.create_task(appending.finish())
             summary.records = len(state.records)
             summary.dead_lettered += len(dead)

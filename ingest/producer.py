@@ -53,9 +53,14 @@ class FeedProducer:
             p = cache[key] = self._partitioner(key, partitions, partitions)
         return p
 
-    async def enqueue(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> list[asyncio.Future]:
-        """Hand a batch to the producer; returns the futures of the broker's acknowledgements."""
-        records = ((event_topic(e), event_key(e).encode(), encode(e)) for e in events)
+    async def enqueue(
+        self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = (), values: Sequence[bytes] | None = None,
+    ) -> list[asyncio.Future]:
+        """Hand a batch to the producer; returns the futures of the broker's acknowledgements.
+        `values`: the events already encoded, in the same order (else encoded here)."""
+        if values is None:
+            values = [encode(e) for e in events]
+        records = ((event_topic(e), event_key(e).encode(), v) for e, v in zip(events, values))
         return await self.enqueue_encoded(records, dead_letters)
 
     async def enqueue_encoded(
