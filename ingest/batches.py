@@ -90,8 +90,9 @@ def _within_bounds(record: Record, events: list[AnyEvent], rejected: list[Reject
     """The record's events inside the bounds; a quote outside them is rejected alone (into
     `rejected`), any other event rejects the whole record (returned)."""
     kept: list[AnyEvent] = []
+    checked = record.quotes_checked
     for event in events:
-        problem = event_problem(event)
+        problem = event_problem(event, quote_numbers_checked=checked and type(event) is PriceQuoted)
         if problem is None:
             kept.append(event)
         elif isinstance(event, PriceQuoted):

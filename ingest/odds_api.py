@@ -388,4 +388,5 @@ def _record(
         return events
 
     identities = tuple(Identity("team", SOURCE, called, t.team_id) for t, called in sides)
-    return Record(index, path, text, build, claims=(claim,), identities=identities)
+    # every quote's prices and points were checked in _quotes (price_ok, point_ok), once
+    return Record(index, path, text, build, claims=(claim,), identities=identities, quotes_checked=True)

@@ -91,6 +91,10 @@ class Record:
     claims: tuple[GameClaim, ...] = ()
     week_games: tuple[WeekGame, ...] = ()
     identities: tuple[Identity, ...] = ()
+    # the adapter put every price and point of this record's quotes (PriceQuoted: its point and
+    # its outcomes' prices and points) through the bounds' own price_ok and point_ok as it read
+    # them, dead-lettering a bad one at the market's path: the bounds check does not repeat them
+    quotes_checked: bool = False
 
 
 Item = Record | Rejected

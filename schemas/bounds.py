@@ -249,10 +249,14 @@ def _plan(cls: type) -> _Plan:
     return plan
 
 
-def event_problem(event: Any) -> str | None:
+def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None:
     """The first field of an event outside the bounds, as a reason; None when all are inside.
     Adapters check their values as they read them (and say which column); this is the last
-    check before the log, for every event of every adapter and of replay."""
+    check before the log, for every event of every adapter and of replay.
+
+    `quote_numbers_checked`: the event is a price quote whose point and outcome prices and
+    points its adapter already put through `price_ok` and `point_ok` (ingest's Record says so):
+    one check per value, not two. Everything else of it is checked here all the same."""
     plan = _PLANS.get(type(event)) or _plan(type(event))
     values = msgspec.structs.astuple(event)
     strings = [v for i, _, _ in plan.strings if (v := values[i]) is not None]
@@ -269,7 +273,7 @@ def event_problem(event: Any) -> str | None:
         if value is not None and not YEAR_MIN <= value.year <= YEAR_MAX:
             return year_problem(value, field)
     market_type = getattr(event, "market_type", "")
-    for i, _ in plan.decimals:
+    for i, _ in () if quote_numbers_checked else plan.decimals:
         value = values[i]
         if value is not None and not point_ok(value, market_type):
             return point_problem(value, market_type)
@@ -283,7 +287,7 @@ def event_problem(event: Any) -> str | None:
                     return f"{field} is {len(item)} characters long (at most {NAME_MAX})"
                 strings.append(item)
             elif field == "outcomes":
-                if problem := _outcome_problem(item, market_type, strings):
+                if problem := _outcome_problem(item, market_type, strings, quote_numbers_checked):
                     return problem
             elif isinstance(item, msgspec.Struct):  # KnownBy: its text fields
                 for part in msgspec.structs.astuple(item):
@@ -312,12 +316,14 @@ def event_problem(event: Any) -> str | None:
     return None
 
 
-def _outcome_problem(outcome: Any, market_type: str, strings: list[str]) -> str | None:
+def _outcome_problem(outcome: Any, market_type: str, strings: list[str], numbers_checked: bool) -> str | None:
     for value in (outcome.selection, outcome.name, outcome.participant_id):
         if value is not None:
             if len(value) > NAME_MAX:
                 return f"outcome is {len(value)} characters long (at most {NAME_MAX})"
             strings.append(value)
+    if numbers_checked:
+        return None
     if not price_ok(outcome.price, outcome.price_format):
         return price_problem(outcome.price, outcome.price_format)
     point = outcome.point

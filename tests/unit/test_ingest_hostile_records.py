@@ -331,6 +331,55 @@ def test_odds_api_hostile_values(tmp_path):
     assert all(bounds.event_problem(e) is None for e in c.events)
 
 
+# The Odds API checks each quote's prices and points as it reads them (at the market's path), so
+# the bounds check does not repeat them: whatever numbers a market holds, every quote it lets
+# through passes the whole bounds check, and every market it refuses is dead-lettered at its path.
+ODDS_NUMBER = st.one_of(
+    st.integers(-10**12, 10**12), st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e300", "-1e-999999", "1" * 60, "-110", "2.5", "100"]),
+    st.decimals(allow_nan=True, allow_infinity=True).map(str),
+)
+# half the time a plausible price or point, so that some lines are accepted
+PLAUSIBLE = st.one_of(ODDS_NUMBER, st.sampled_from(["-110", "-105", "120", "-2.5", "2.5", "47.5", "0"]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(["h2h", "spreads", "totals", "h2h_lay", "alternate_spreads", "totals_q1"]),
+       numbers=st.lists(PLAUSIBLE, min_size=4, max_size=4), paired=st.booleans())
+def test_odds_api_quotes_checked_once_are_inside_every_bound(tmp_path, key, numbers, paired):
+    kc, lv = "Kansas City Chiefs", "Las Vegas Raiders"
+    a, b = ("Over", "Under") if key.startswith("totals") else (kc, lv)
+    if paired:  # the second point pairs with the first (a line that can be accepted)
+        numbers[3] = numbers[2] if key.startswith("totals") or not isinstance(numbers[2], (int, float)) else -numbers[2]
+    books = [market(key, o(a, numbers[0], numbers[2]), o(b, numbers[1], numbers[3])),
+             market("h2h", o(kc, -170), o(lv, 150))]
+    path = tmp_path / "odds.json"
+    path.write_text(json.dumps([odds_event(bookmakers=books)]))
+    parsed = odds_api.parse(path, NOW)
+    c = collect(parsed.items, MemoryResolver())
+    quotes = [e for e in c.events if isinstance(e, PriceQuoted)]
+    assert all(bounds.event_problem(e) is None for e in c.events)  # the whole check, numbers included
+    assert len(quotes) + len(c.rejected) == 2, c.rejected
+    assert {r.location for r in c.rejected} <= {"$[0].bookmakers[0].markets[0]"}
+    assert all(r.reason for r in c.rejected)
+
+
+def test_a_quote_whose_numbers_were_checked_still_has_its_text_checked():
+    good = PriceQuoted(
+        source="s", source_id="x", source_ts=NOW, ingest_ts=NOW, game_id="gm_1", market_id="mkt_1", book="b",
+        kind="game", market_type="h2h",
+        outcomes=[Outcome(selection="home", name="H", price=Decimal("-110"), price_format="american"),
+                  Outcome(selection="away", name="A", price=Decimal("-110"), price_format="american")])
+    assert bounds.event_problem(good, quote_numbers_checked=True) is None
+    long_name = msgspec.structs.replace(good, outcomes=[
+        msgspec.structs.replace(good.outcomes[0], name="x" * 201), good.outcomes[1]])
+    assert "characters long" in bounds.event_problem(long_name, quote_numbers_checked=True)
+    control = msgspec.structs.replace(good, book_name="B\x00")
+    assert "U+0000" in bounds.event_problem(control, quote_numbers_checked=True)
+    late = msgspec.structs.replace(good, source_ts=datetime(2200, 1, 1, tzinfo=timezone.utc))
+    assert "source_ts" in bounds.event_problem(late, quote_numbers_checked=True)
+
+
 # ---- replay: lines that are not sound events are dead letters, repeats count once -----------
 
 
