@@ -167,14 +167,14 @@ def _event_items(
             bpath = f"{path}.bookmakers[{b}]"
             try:
                 book = _book.decode(braw)
-                _check_book(book)
+                title = _check_book(book)
             except RECORD_ERRORS as exc:
                 yield Rejected(index, bpath, _text(braw), f"invalid bookmaker: {reason_of(exc)}")
                 continue
             book_times.append(book.last_update)
             for m, mraw in enumerate(book.markets):
                 try:
-                    quotes.extend(_quotes(_market.decode(mraw), book, home, away, names, price_format))
+                    quotes.extend(_quotes(_market.decode(mraw), book, title, home, away, names, price_format))
                 except RECORD_ERRORS as exc:
                     yield Rejected(index, f"{bpath}.markets[{m}]", _text(mraw), f"{book.key}: {reason_of(exc)}")
     # when the response says it knew the game: its snapshot time, else its newest book update
@@ -186,12 +186,15 @@ def _event_items(
     )
 
 
-def _check_book(book: OddsBook | WholeBook) -> None:
+def _check_book(book: OddsBook | WholeBook) -> str:
+    """The book's title, cleaned, once its key, title and update time are checked."""
+    title = bounds.clean_text(book.title)
     problem = (bounds.identifier_problem(book.key, "bookmaker key")
-               or bounds.text_problem(bounds.clean_text(book.title), "bookmaker title", bounds.NAME_MAX)
+               or bounds.text_problem(title, "bookmaker title", bounds.NAME_MAX)
                or bounds.year_problem(book.last_update, "last_update"))
     if problem:
         raise _BadMarket(problem)
+    return title
 
 
 class _BadMarket(ValueError):
@@ -210,9 +213,9 @@ def _whole_event(
         whole = _whole.decode(raw)
         quotes: list[_Quote] = []
         for book in whole.bookmakers:
-            _check_book(book)
+            title = _check_book(book)
             for market in book.markets:
-                quotes.extend(_quotes(market, book, home, away, names, price_format))
+                quotes.extend(_quotes(market, book, title, home, away, names, price_format))
     except RECORD_ERRORS:
         raise _Fallback from None
     return quotes, [b.last_update for b in whole.bookmakers]
@@ -245,7 +248,8 @@ _MARKET_KEYS: dict[str, tuple[str, str, str]] = {}
 
 
 def _quotes(
-    market: OddsMarket, book: OddsBook, home: Team, away: Team, names: tuple[str, str], price_format: str,
+    market: OddsMarket, book: OddsBook | WholeBook, title: str, home: Team, away: Team, names: tuple[str, str],
+    price_format: str,
 ) -> list[_Quote]:
     """One quote per line of the market (alternate markets hold several lines)."""
     kind, base, period = _market_kind(market.key)
@@ -257,8 +261,8 @@ def _quotes(
         if o.point is not None and not bounds.point_ok(o.point, base):
             raise _BadMarket(bounds.point_problem(o.point, base) or "bad point")
     fmt = price_format if price_format != "auto" else prices.infer_format([o.price for o in market.outcomes])
-    at = market.last_update or book.last_update
-    if problem := bounds.year_problem(at, "last_update"):
+    at = market.last_update or book.last_update  # the book's was checked with the book
+    if market.last_update is not None and (problem := bounds.year_problem(at, "last_update")):
         raise _BadMarket(problem)
     if base[0] == "h" or len(market.outcomes) <= 2:
         groups = [market.outcomes]
@@ -272,7 +276,7 @@ def _quotes(
     for outcomes in groups:
         point, ordered = _outcomes(base, outcomes, home, away, names, fmt)
         prices.check_market([o.price for o in ordered], fmt, exchange=kind == "exchange")
-        out.append(_Quote(book.key, bounds.clean_text(book.title), at, kind, base, period, point, ordered))
+        out.append(_Quote(book.key, title, at, kind, base, period, point, ordered))
     return out
 
 
