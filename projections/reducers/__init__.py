@@ -61,5 +61,5 @@ _REDUCERS = {
 def reduce(state: KeyState | None, event, window_us: int, own: Owned | None = None) -> tuple[KeyState, list[Delta]]:
     """Fold one event into its key's state. `window_us`: the consensus window (event time);
     `own`: objects the current fold made, which reducers may change in place (copy-on-write per
-    batch; the result is the same with or without it)."""
+    batch). Without it nothing of `state` changes; the result is the same with or without it."""
     return _REDUCERS[type(event)](state, event, window_us, own)

@@ -15,7 +15,7 @@ from msgspec.structs import force_setattr
 
 from projections.consensus import devig, is_suspended, line_consensus, pick_main
 from projections.odds.devig import DEFAULT_METHOD
-from projections.event_time import Stamp, to_us
+from projections.event_time import to_us
 from projections.deltas import (
     MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
 )
@@ -80,7 +80,7 @@ S = TypeVar("S", bound=msgspec.Struct)
 
 
 def _set(m: S, own: Owned | None, **changes) -> S:
-    """`m` with `changes`: in place when this fold owns it, else a copy."""
+    """`m` with `changes`: in place when this fold owns it, else a copy (`own` None: owns nothing)."""
     if own is not None and own.has(m):
         for name, value in changes.items():
             force_setattr(m, name, value)
@@ -117,10 +117,10 @@ def _own_copy(m: MarketState, own: Owned) -> MarketState:
 
 
 def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
-                own: Owned | None, origin_e: Origin) -> tuple[MarketState, bool]:
+                own: Owned, origin_e: Origin) -> tuple[MarketState, bool]:
     """The market with the book's quote (`origin_e`: the event's); whether anything changed.
-    With `own`, the market (copied first unless this fold owns it) and its quoted line change
-    in place."""
+    The market (copied first unless this fold owns it) and its quoted line (when this fold
+    owns it; else a new line) change in place."""
     quote = book_quote(e, origin_e)
     # identity origin and name take every quote into account, stale ones included, so the
     # result does not depend on the order quotes arrive in
@@ -135,8 +135,6 @@ def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
         if origin is m.origin and name is m.name:
             return m, False
         return _set(m, own, origin=origin, name=name), True
-    if own is None:
-        return _quoted_copy(m, e, window_us, quote, origin, name, key, line), True
     if not own.has(m):
         m = _own_copy(m, own)
     if not m.kind:  # suspended before its first quote: the quote names it
@@ -168,22 +166,6 @@ def _books_with(line: LineState | None, book: str, quote: BookQuote) -> dict[str
     known = book in books
     books[book] = quote
     return books if known else dict(sorted(books.items()))
-
-
-def _quoted_copy(m: MarketState, e: PriceQuoted, window_us: int, quote: BookQuote, origin: Origin,
-                 name: tuple[str, Stamp] | None, key: str, line: LineState | None) -> MarketState:
-    """`_with_quote` without owned objects: every changed part is a new object."""
-    if not m.kind:
-        m = msgspec.structs.replace(m, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
-    books = _books_with(line, e.book, quote)
-    consensus = line_consensus(books, m.suspend_all, m.suspend_book, window_us)
-    lines = dict(m.lines)
-    lines[key] = LineState(e.point, books, consensus)
-    if line is None:
-        lines = dict(sorted(lines.items()))
-    return msgspec.structs.replace(
-        m, lines=lines, name=name, origin=origin, as_of=max(m.as_of, quote.origin.source_ts),
-    )
 
 
 def _with_suspension(m: MarketState, e, window_us: int) -> MarketState:
@@ -223,15 +205,14 @@ def _looks_changed(was: Consensus | None, was_main: bool, now: Consensus | None,
 
 def reduce_market(state: GameState | None, event, window_us: int,
                   own: Owned | None = None) -> tuple[GameState, list[Delta]]:
-    """`own`: objects this fold made, which may change in place (see `Owned`); without it every
-    change is a copy. Either way the result and the deltas are the same."""
-    game = state if state is not None else GameState(event.game_id)
-    if state is None and own is not None:
-        own.add(game)
+    """`own`: objects this fold made, which may change in place (see `Owned`). Without it the
+    call owns only what it makes itself, so nothing of `state` changes: one code path either
+    way, and a fold in batches gives what a fold event by event gives."""
+    if own is None:
+        own = Owned()
+    game = state if state is not None else own.add(GameState(event.game_id))
     old = game.markets.get(event.market_id)
-    market = old if old is not None else _new_market(game, event)
-    if old is None and own is not None:
-        own.add(market)
+    market = old if old is not None else own.add(_new_market(game, event))
     # what the market showed before this event, taken now (with `own` it may change in place):
     # the header, and the consensus objects (immutable) of the lines that may look different
     before_header = market_header(old)
@@ -283,10 +264,6 @@ def reduce_market(state: GameState | None, event, window_us: int,
             event.source, market_data,
             market_view(new, changed, header),
         ))
-    if own is None:
-        markets = dict(game.markets)
-        markets[new.market_id] = new
-        return msgspec.structs.replace(game, markets=markets), deltas
     if not own.has(game):
         for m in game.markets.values():
             own.disown(m)

@@ -147,23 +147,55 @@ def test_market_delta_payload():
     assert set(line.outcomes[0].probability) == {"multiplicative"}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(market_events(), st.data())
-def test_changing_owned_states_in_place_gives_what_copying_gives(events, data):
-    """Copy-on-write per batch (`Owned`): folding with in-place changes of what the fold made
-    gives the same states and the same delta payloads as copying on every event, and leaves
-    the states a batch started from untouched."""
-    copied, copied_deltas = run(events)
+@st.composite
+def game_market_events(draw):
+    """Quotes on several markets of one game (so the game's markets dict is shared and copied
+    too), repeated events among them, and suspensions of any market or book, in any order."""
+    types = {"h2h": [None], "spreads": ["-3", "-3.5"], "totals": ["44.5", "45"]}
+    events = []
+    for _ in range(draw(st.integers(1, 16))):
+        mtype = draw(st.sampled_from(sorted(types)))
+        events.append(ev.quote(
+            GID, draw(st.sampled_from(["a", "b", "c"])), [draw(american), draw(american)],
+            market_type=mtype, point=draw(st.sampled_from(types[mtype])), minute=draw(st.integers(0, 20)),
+        ))
+    markets = sorted({e.market_id for e in events})
+    for _ in range(draw(st.integers(0, 4))):
+        maker = ev.suspended if draw(st.booleans()) else ev.reopened
+        events.append(maker(GID, draw(st.sampled_from(markets)), book=draw(st.sampled_from([None, "a", "b"])),
+                            minute=draw(st.integers(0, 20))))
+    events += draw(st.lists(st.sampled_from(events), max_size=3))  # redelivered
+    return draw(st.permutations(events))
+
+
+def _packed(state) -> bytes:
+    return msgspec.msgpack.encode(state, enc_hook=fields_of)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(game_market_events(), st.data())
+def test_a_fold_in_batches_changing_its_own_objects_gives_what_event_by_event_gives(events, data):
+    """The market reducer has one code path, copy-on-write (`Owned`): within a batch it changes
+    in place what the batch made; called without `own` it owns only what the call makes. Folding
+    in batches gives the same states and delta payloads as folding event by event, and neither
+    way changes a state handed in (the batch's start states, or any state of the event-by-event
+    fold)."""
+    state, single_deltas, seen = None, [], []
+    for e in events:
+        seen.append((state, _packed(state)))
+        state, out = reduce(state, e, WINDOW_US)
+        single_deltas.extend(out)
+    single = state
     cut = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=3)))
     state, deltas, starts = None, [], []
     for lo, hi in zip([0, *cut], [*cut, len(events)]):  # batches: `own` lives for one
         own = Owned()
-        starts.append((state, msgspec.msgpack.encode(state, enc_hook=fields_of)))
+        starts.append((state, _packed(state)))
         for e in events[lo:hi]:
             state, out = reduce(state, e, WINDOW_US, own)
             deltas.extend(out)
-    assert state == copied
+    assert state == single and _packed(state) == _packed(single)
     assert [(d.wire_topic, d.seq, d.type, d.data) for d in deltas] == [
-        (d.wire_topic, d.seq, d.type, d.data) for d in copied_deltas]
-    for start, packed in starts:  # what each batch started from was never changed in place
-        assert msgspec.msgpack.encode(start, enc_hook=fields_of) == packed
+        (d.wire_topic, d.seq, d.type, d.data) for d in single_deltas]
+    for start, packed in starts + seen:  # nothing handed in was changed in place
+        assert _packed(start) == packed
