@@ -3,10 +3,11 @@ module never runs in place of a source that changed after the build.
 
 A compiled module sits beside its source as `name.cpython-311-...so` and Python imports it in
 preference to `name.py`. The build records the hash of every source it compiled
-(`fold_sources.json`); when the projections package is imported, `guard()` compares them with
-the sources on disk, and if any differs (an edit, a checkout, a planted old build) the whole fold
-runs from its sources instead, with a warning: the compiled modules call each other directly, so
-one stale module can only be bypassed by bypassing all of them. `make venv` rebuilds.
+and of every file it built (`fold_sources.json`); when the projections package is imported,
+`guard()` compares them with the sources and builds on disk, mypyc's shared library included, and
+if any differs (an edit, a checkout, a planted old build) the whole fold runs from its sources
+instead, with a warning: the compiled modules call each other directly, so one stale module can
+only be bypassed by bypassing all of them. `make venv` rebuilds.
 `sources_first()` makes a process import the sources on purpose (to compare the two).
 """
 
@@ -60,19 +61,36 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _shared() -> list[tuple[str, Path]]:
+    """(module name, extension file) of builds with no source of their own: mypyc's shared
+    library (`fold__mypyc`), which holds the compiled code of every module; the per-module
+    builds only load it."""
+    paired = {ext for _, ext, _ in _pairs()}
+    out = []
+    for path in sorted(PACKAGE.rglob("*.so")):
+        suffix = next((s for s in SUFFIXES if path.name.endswith(s)), None)
+        if suffix is not None and path not in paired:
+            parts = path.with_name(path.name[: -len(suffix)]).relative_to(PACKAGE.parent).parts
+            out.append((".".join(parts), path))
+    return out
+
+
 def stale() -> list[str]:
-    """Compiled modules whose source is not the one they were built from (all of them when
-    the build left no record of its sources)."""
-    pairs = _pairs()
+    """Compiled modules whose source is not the one they were built from, or whose build (or
+    the shared library they load) is not the one the build recorded (all of them when the
+    build left no record)."""
+    pairs, shared = _pairs(), _shared()
     try:
         recorded = json.loads(MANIFEST.read_text())
     except (FileNotFoundError, ValueError):
-        return [name for name, _, _ in pairs]
+        return sorted([name for name, _, _ in pairs] + [name for name, _ in shared])
     root = PACKAGE.parent
     sources, builds = recorded.get("sources", {}), recorded.get("builds", {})
-    return [name for name, ext, source in pairs
-            if sources.get(source.relative_to(root).as_posix()) != _digest(source)
-            or builds.get(ext.name) != _digest(ext)]
+    old = [name for name, ext, source in pairs
+           if sources.get(source.relative_to(root).as_posix()) != _digest(source)
+           or builds.get(ext.name) != _digest(ext)]
+    old += [name for name, ext in shared if builds.get(ext.name) != _digest(ext)]
+    return sorted(old)
 
 
 def guard() -> list[str]:

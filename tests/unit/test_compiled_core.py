@@ -82,5 +82,25 @@ def test_a_planted_stale_build_cannot_change_what_runs(tmp_path):
     assert "running the sources" in done.stderr
 
 
+def test_a_planted_old_shared_library_cannot_change_what_runs(tmp_path):
+    """mypyc puts the compiled code of every module in one shared library with no source of its
+    own (`fold__mypyc`); the per-module builds only load it. An older one copied over it must
+    make the sources run, just as a stale per-module build does."""
+    if not compiled.built():
+        return _assert_pure_install()
+    shutil.copytree(ROOT / "projections", tmp_path / "projections",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (shared,) = (tmp_path / "projections").glob("fold__mypyc*")
+    with shared.open("ab") as f:  # still loads, but is not the build the record names
+        f.write(b"an older build")
+    code = ("import warnings, projections.reducers.markets as m, projections.compiled as c\n"
+            "print(m.__file__.endswith('.py'), c.loaded())")
+    done = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True []", done.stdout
+    assert "running the sources" in done.stderr and "fold__mypyc" in done.stderr
+
+
 def _assert_pure_install() -> None:
     assert os.environ.get("SVC_PURE_PYTHON") == "1"
