@@ -191,7 +191,8 @@ async def _faust_floor(ctx: BenchContext) -> tuple[list[float], list[list], dict
     app = faust.App(f"{settings.topic_namespace}floor", broker=broker_url(settings.kafka_bootstrap), web_enabled=False,
                     topic_disable_leader=True, topic_allow_declare=False, store="memory://",
                     broker_session_timeout=6, broker_heartbeat_interval=1, broker_rebalance_timeout=6,
-                    consumer_auto_offset_reset="latest", autodiscover=False)
+                    consumer_auto_offset_reset="latest", autodiscover=False,
+                    datadir=str(settings.data_dir / "faust-floor"))  # not `<app id>-data` in the checkout
     seen: dict[str, float] = {}
 
     async def agent(stream):

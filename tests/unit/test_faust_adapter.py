@@ -62,3 +62,24 @@ def test_the_projector_quiets_faust_service_logs_under_the_adapters_module():
 
     assert _Consumer.logger.name == _ConsumerThread.logger.name == "projections.faust_adapter"
     assert f'getLogger("{_Consumer.logger.name}").setLevel(logging.WARNING)' in inspect.getsource(command._logging)
+
+
+def test_the_projectors_faust_folder_is_under_the_data_dir(tmp_path, monkeypatch):
+    """faust keeps a folder per app (`<app id>-data` in the working directory unless told):
+    the projector's lives under the stack's data dir, never in the checkout it runs from."""
+    from infra.settings import load_settings
+    from projections.faust_app import build_app
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    data_dir = tmp_path / "data"
+    settings = load_settings(env={}, use_stack=False, data_dir=data_dir, kafka_bootstrap="127.0.0.1:1")
+
+    async def nothing(*args) -> None:
+        return None
+
+    app = build_app(settings, "svc-data-dir-check", {}, nothing, nothing)
+    for folder in (app.conf.datadir, app.conf.appdir, app.conf.tabledir):
+        assert Path(folder).is_relative_to(data_dir), folder
+    assert list(checkout.iterdir()) == []
