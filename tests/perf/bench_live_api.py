@@ -3,14 +3,18 @@ the same server measured in the same conditions of the same run.
 
 The served app (granian, one worker, tests/perf/api_bench_app.py) over the sandbox day (`svc
 sample load --no-live`, projected by `svc projector run` in its own process, as `svc up` runs it),
-read with a test-mode key. 64 keep-alive clients (tests/perf/http_load.py, a process of its own)
-on a mix of `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}` and `/v1/search`
-(queries as people type them, misspelled included), each connection taking the routes in turn.
-Baseline: `GET /v1/bench/constant` on the same server, through the same middleware, key check
-and metering (api_bench_app.py). Both measured twice: quiet, then while `svc sandbox play`
-replays the day (the projector writing the read models, deltas going out); the play is checked
-to have lasted through both. Figures: the mix's p99 per route and overall, and its requests/s,
-over the constant route's during play.
+read with a test-mode key. Routes: `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}`,
+`/v1/players/{id}` and `/v1/search` (queries as people type them, misspelled included, taken in
+turn as one route). Loads are 64 keep-alive clients (tests/perf/http_load.py, a process of its
+own). Baseline: `GET /v1/bench/constant` on the same server, through the same middleware, key
+check and metering (api_bench_app.py).
+
+Quiet (before play): the mix once, each connection taking the routes in turn. Then while `svc
+sandbox play` replays the day (the projector writing the read models, deltas going out): the
+constant route alone, each route alone, the constant route alone again, and the mix. A route's
+throughput is its requests/s alone over the mean of the two constant loads around it; its p99 is
+taken in the mix (every route waiting behind every other) and alone. The play is checked to have
+lasted through every load.
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from tests.support.projection_harness import projector_env, start_projector
 
 KEY_SECRET = "bench-secret"
 CONNECTIONS = 64
-MIX_SECONDS = 10
-CONSTANT_SECONDS = 6
+MIX_SECONDS = 8
+ALONE_SECONDS = 5
 WARMUP_SECONDS = 3
 PLAY_SPEED = "600"  # the sandbox day (10.5 hours) in about a minute: long enough for both loads
 SEARCHES = ("chiefs", "kansas cty", "eagels", "ravens", "buffalo bils")  # as people type them
@@ -66,11 +70,13 @@ async def _routes(base: str, key: str) -> dict[str, str]:
         slate.raise_for_status()
         games = slate.json()["data"]
         game = next(g for g in games if g["markets"])
+        player = await _a_player(client)
         routes = {
             "GET /v1/games": "/v1/games?limit=20",
             "GET /v1/slate": "/v1/slate?tz=America/New_York",
             "GET /v1/games/{id}": f"/v1/games/{game['id']}",
             "GET /v1/markets/{id}": f"/v1/markets/{game['markets'][0]['id']}",
+            "GET /v1/players/{id}": f"/v1/players/{player}",
         }
         routes.update({f"GET /v1/search?q={q}": f"/v1/search?q={q.replace(' ', '+')}" for q in SEARCHES})
         for name, path in routes.items():
@@ -78,6 +84,18 @@ async def _routes(base: str, key: str) -> dict[str, str]:
             if r.status_code != 200:
                 raise RuntimeError(f"{name}: {r.status_code} {r.text[:200]}")
     return routes
+
+
+async def _a_player(client: httpx.AsyncClient) -> str:
+    """A player of the sandbox day: the first one search finds for a team's name."""
+    found = await client.get("/v1/search", params={"q": "chiefs", "kind": "player", "limit": 1})
+    found.raise_for_status()
+    return found.json()["data"][0]["id"]
+
+
+def _route_of(name: str) -> str:
+    """The route a path of the mix belongs to: the searches are one route."""
+    return name.split("?", 1)[0]
 
 
 async def run(ctx: BenchContext) -> list[Figure]:
@@ -101,14 +119,20 @@ async def run(ctx: BenchContext) -> list[Figure]:
             routes = await _routes(base, key)
             mix = [base + path for path in routes.values()]
             constant = [base + "/v1/bench/constant"]
+            by_route: dict[str, list[str]] = {}
+            for name, path in routes.items():
+                by_route.setdefault(_route_of(name), []).append(base + path)
             await asyncio.to_thread(_load, mix + constant, WARMUP_SECONDS, key)  # first queries, caches
             quiet_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
-            quiet_constant = await asyncio.to_thread(_load, constant, CONSTANT_SECONDS, key)
             play = subprocess.Popen([*SVC, "sandbox", "play", "--speed", PLAY_SPEED], env=env, cwd=ROOT,
                                     stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-play.log", "wb"))
             await asyncio.sleep(3)  # under way: the pre-game is in the log already, the day's events follow
+            constant_before = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
+            alone = {}
+            for route, urls in by_route.items():
+                alone[route] = await asyncio.to_thread(_load, urls, ALONE_SECONDS, key)
+            constant_after = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
             played_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
-            played_constant = await asyncio.to_thread(_load, constant, CONSTANT_SECONDS, key)
             still_playing = play.poll() is None
     finally:
         if play is not None and play.poll() is None:
@@ -119,27 +143,34 @@ async def run(ctx: BenchContext) -> list[Figure]:
             projector.wait(40)
         except subprocess.TimeoutExpired:
             projector.kill()
-    for result in (quiet_mix, quiet_constant, played_mix, played_constant):
+    for result in (quiet_mix, constant_before, constant_after, played_mix, *alone.values()):
         if result["errors"]:
-            raise RuntimeError(f"{result['errors']} error responses: {json.dumps(result)[:300]}")
+            failing = {path: stats["statuses"] for path, stats in result.get("paths", {}).items() if stats["errors"]}
+            raise RuntimeError(f"{result['errors']} error responses: {failing or json.dumps(result)[:300]}")
     if not still_playing:
-        raise RuntimeError("the sandbox day ended before both loads were measured: lower PLAY_SPEED")
+        raise RuntimeError("the sandbox day ended before every load was measured: lower PLAY_SPEED")
     machine = f"{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, shared"
-    note = f"{CONNECTIONS} clients, {MIX_SECONDS}s, while the sandbox plays at {PLAY_SPEED}x; {machine}"
+    rate = lambda result: result["requests"] / result["seconds"]  # noqa: E731
+    constant_rate = (rate(constant_before) + rate(constant_after)) / 2
+    constant_p99 = max(constant_before["p99_ms"], constant_after["p99_ms"])
+    base_name = "GET /v1/bench/constant alone, during play (mean of the loads before and after the routes)"
     figures = [
-        Figure("read mix requests/s during play", played_mix["requests"] / played_mix["seconds"], "req/s",
-               "GET /v1/bench/constant, same server, during play",
-               played_constant["requests"] / played_constant["seconds"], ">= 0.4", note),
-        Figure("read mix p99 during play", played_mix["p99_ms"], "ms", "GET /v1/bench/constant p99, during play",
-               played_constant["p99_ms"], "<= 20 ms",
-               f"p50 {played_mix['p50_ms']:.1f} ms; quiet: mix p99 {quiet_mix['p99_ms']:.1f} ms, "
-               f"constant p99 {quiet_constant['p99_ms']:.1f} ms"),
+        Figure("read mix requests/s during play", rate(played_mix), "req/s", base_name, constant_rate, ">= 0.4",
+               f"{CONNECTIONS} clients, {MIX_SECONDS}s, while the sandbox plays at {PLAY_SPEED}x; {machine}; "
+               f"constant route {rate(constant_before):.0f} then {rate(constant_after):.0f} req/s"),
+        Figure("read mix p99 during play", played_mix["p99_ms"], "ms", "GET /v1/bench/constant p99 alone, during play",
+               constant_p99, "<= 20 ms",
+               f"p50 {played_mix['p50_ms']:.1f} ms; quiet: mix p99 {quiet_mix['p99_ms']:.1f} ms"),
     ]
+    for route, result in alone.items():
+        figures.append(Figure(f"{route} requests/s alone during play", rate(result), "req/s", base_name, constant_rate,
+                              ">= 0.4", f"p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms alone; "
+                              f"{CONNECTIONS} clients, {ALONE_SECONDS}s"))
     paths = {path: name for name, path in routes.items()}
     for path, stats in played_mix["paths"].items():
         quiet = quiet_mix["paths"][path]
-        figures.append(Figure(f"{paths[path]} p99 during play", stats["p99_ms"], "ms",
-                              "GET /v1/bench/constant p99, during play", played_constant["p99_ms"], "<= 20 ms",
+        figures.append(Figure(f"{paths[path]} p99 in the mix during play", stats["p99_ms"], "ms",
+                              "GET /v1/bench/constant p99 alone, during play", constant_p99, "<= 20 ms",
                               f"p50 {stats['p50_ms']:.1f} ms, {stats['requests']} requests; quiet p99 "
                               f"{quiet['p99_ms']:.1f} ms"))
     return figures
