@@ -7,7 +7,9 @@ A route opts in by naming, in its `opt`, every read-model table its response is 
 nothing else but the request's path, query string and dataset (not on the caller, the clock
 or a header), except that a route may declare `"changes_with_time": True` when what it serves
 also depends on the clock (a game whose start has passed with no report becomes
-`result_unknown`): such a response is kept for at most `TIME_BUCKET_SECONDS`. Runs inside access control: a served copy is identified, rate-limited and charged
+`result_unknown`): such a response is kept for at most `TIME_BUCKET_SECONDS`. The buckets are
+whole minutes of Unix time, so no local midnight falls inside one (every zone's offset is whole
+minutes): a slate's default day ("today") turns with the clock. Runs inside access control: a served copy is identified, rate-limited and charged
 like any call, and the access and front-door headers are added around it as usual.
 
 The version is read before the route runs, so a response is kept under the version it may be

@@ -98,7 +98,9 @@ def _list_item(schema: str, row) -> Game:
         "source gives none, the sum of its players' counting stats). Carries `rg_line`."
     ),
     responses=responses(GameDetail, "The game.", examples.game_detail(), "not_found"),
-    opt={"operation": "games.get", "scope": READ_SCOPES["game"], "price": 1},
+    # the game is kept by the version of these tables (api/read_cache.py)
+    opt={"operation": "games.get", "scope": READ_SCOPES["game"], "price": 1,
+         "read_tables": ("games", "teams", "markets", "stat_lines"), "changes_with_time": True},
     tags=["games-and-markets"],
 )
 async def get_game(

@@ -29,7 +29,9 @@ from api.routes._params import id_pattern
         "for American football. An unknown ID is 404 `not_found` with `param: player_id`."
     ),
     responses=responses(Player, "The player.", examples.player(), "not_found"),
-    opt={"operation": "players.get", "scope": READ_SCOPES["player"], "price": 1},
+    # the player is kept by the version of these tables (api/read_cache.py); games: which is the latest
+    opt={"operation": "players.get", "scope": READ_SCOPES["player"], "price": 1,
+         "read_tables": ("players", "teams", "availability", "injuries", "news", "stat_lines", "games")},
     tags=["players"],
 )
 async def get_player(

@@ -33,7 +33,10 @@ MAX_OFFSET = 1000
         "keys search the sandbox."
     ),
     responses=responses(SearchResultList, "A page of results.", examples.search_results()),
-    opt={"operation": "search", "scope": READ_SCOPES["reference"], "price": 1},
+    # the page is kept by the version of these tables (api/read_cache.py): the index and the entities'
+    # own read models its context comes from
+    opt={"operation": "search", "scope": READ_SCOPES["reference"], "price": 1,
+         "read_tables": ("search_index", "players", "teams", "games", "competitions")},
     tags=["search"],
 )
 async def search(

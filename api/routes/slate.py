@@ -59,7 +59,10 @@ async def _default_day(request: Request, conn, schema: str, local: zoneinfo.Zone
         "suspended games. Test-mode keys get the sandbox day. Carries `rg_line`."
     ),
     responses=responses(Slate, "The slate.", examples.slate()),
-    opt={"operation": "slate.get", "scope": READ_SCOPES["game"], "price": 1},
+    # the page is kept by the version of these tables (api/read_cache.py); the default day and the
+    # served status follow the clock
+    opt={"operation": "slate.get", "scope": READ_SCOPES["game"], "price": 1, "read_tables": ("games", "teams", "markets"),
+         "changes_with_time": True},
     tags=["games-and-markets"],
 )
 async def get_slate(

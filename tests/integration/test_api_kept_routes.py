@@ -1,0 +1,193 @@
+"""GET /v1/slate, /v1/games/{id}, /v1/players/{id} and /v1/search keep whole responses by the
+read models' version (api/read_cache.py), as /v1/games does: a kept copy is served with no
+query while nothing changed; a change to any table a route names is served within moments of
+its commit; and a route reads no table it does not name (else a change there would go unseen)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import asyncpg
+import pytest
+
+from litestar.testing import AsyncTestClient
+
+from api.app import create_app
+from api.routes.games import get_game, list_games
+from api.routes.markets import get_market
+from api.routes.players import get_player
+from api.routes.search import search
+from api.routes.slate import get_slate
+from schemas.datasets import pg_schema
+from tests.support.api_fixtures import *  # noqa: F403
+from tests.support.listening import eventually, stop_listening
+from tests.support.read_models import nfl_player, nfl_team
+
+SCHEMA = pg_schema("live")
+TREMBLE = nfl_player("00-0037005")  # Tommy Tremble, Carolina: injury reports, news, stat lines
+HANDLERS = {"slate": get_slate, "game": get_game, "player": get_player, "search": search}
+# the routes kept before these (their own tests: test_api_game_list_versions.py, test_api_market_versions.py)
+EARLIER = {"games": list_games, "market": get_market}
+
+
+def _same(a: dict, b: dict) -> bool:
+    """Equal but for request IDs (every response and resource carries its own)."""
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "request_id"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    return strip(a) == strip(b)
+
+
+async def _paths(api, sample) -> dict[str, tuple[str, dict]]:
+    """A request per route, on rows the sample holds: the 2022 opener's day and game, a player
+    with everything, a team's name as people type it."""
+    r = await api.get(f"/v1/games/{sample.opener.game_id}")
+    assert r.status_code == 200, r.text
+    game = r.json()
+    kickoff = datetime.fromisoformat(game["kickoff_at"].replace("Z", "+00:00"))
+    day = kickoff.astimezone(ZoneInfo("America/New_York")).date().isoformat()
+    return {
+        "slate": ("/v1/slate", {"date": day, "tz": "America/New_York"}),
+        "game": (f"/v1/games/{sample.opener.game_id}", {}),
+        "player": (f"/v1/players/{TREMBLE}", {}),
+        "search": ("/v1/search", {"q": "carolina", "limit": 10}),
+        "games": ("/v1/games", {"competition": "nfl", "season": game["season"], "week": game["week"]}),
+        "market": (f"/v1/markets/{game['markets'][0]['id']}", {}),
+    }
+
+
+async def _get(api, path: str, params: dict) -> dict:
+    r = await api.get(path, params=params)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+async def _tables(conn) -> list[str]:
+    return [r["tablename"] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", SCHEMA)]
+
+
+async def _rename_away(conn, tables) -> None:
+    async with conn.transaction():
+        for t in tables:
+            await conn.execute(f'ALTER TABLE {SCHEMA}."{t}" RENAME TO "{t}_away"')
+
+
+async def _rename_back(conn, tables) -> None:
+    async with conn.transaction():
+        for t in tables:
+            await conn.execute(f'ALTER TABLE {SCHEMA}."{t}_away" RENAME TO "{t}"')
+
+
+@pytest.mark.parametrize("route", sorted(HANDLERS | EARLIER))
+async def test_a_kept_response_is_served_without_a_query(api, api_db, sample, route):
+    """With every read-model table renamed away (DDL notifies nothing), a query could only fail."""
+    path, params = (await _paths(api, sample))[route]
+    before = await _get(api, path, params)
+    conn = await asyncpg.connect(api_db)
+    try:
+        tables = await _tables(conn)
+        await _rename_away(conn, tables)
+        try:
+            kept = await _get(api, path, params)
+        finally:
+            await _rename_back(conn, tables)
+    finally:
+        await conn.close()
+    assert _same(kept, before)
+
+
+@pytest.mark.parametrize("route", sorted(HANDLERS | EARLIER))
+async def test_a_route_reads_no_table_it_does_not_name(api_settings, api_keys, api_db, sample, monkeypatch, route):
+    """Not listening, every call runs the route: with every other read-model table renamed away
+    it still answers, and answers the same."""
+    named = set((HANDLERS | EARLIER)[route].opt["read_tables"])
+    front = create_app(api_settings)
+    async with AsyncTestClient(app=front) as client:
+        client.headers["Authorization"] = f"Bearer {api_keys['live']}"
+        path, params = (await _paths(client, sample))[route]
+        before = await _get(client, path, params)
+        await stop_listening(front, api_db, monkeypatch)
+        conn = await asyncpg.connect(api_db)
+        try:
+            others = [t for t in await _tables(conn) if t not in named]
+            assert named <= set(await _tables(conn))
+            await _rename_away(conn, others)
+            try:
+                r = await client.get(path, params=params)
+            finally:
+                await _rename_back(conn, others)
+        finally:
+            await conn.close()
+    assert r.status_code == 200, r.text
+    assert _same(r.json(), before)
+
+
+# per route: (a named table, a statement changing it, its arguments, what the response shows after it)
+def _changes(route: str, before: dict) -> list[tuple[str, str, tuple, object]]:
+    if route in ("slate", "game"):
+        game = before["data"][0] if route == "slate" else before
+        pick = (lambda b: b["data"][0]) if route == "slate" else (lambda b: b)
+        market = game["markets"][0]
+        return [
+            ("games", f"UPDATE {SCHEMA}.games SET score_home = coalesce(score_home, 0) + 100 WHERE id = $1", (game["id"],),
+             lambda b: (pick(b)["score"] or {}).get("home") == ((game["score"] or {}).get("home") or 0) + 100),
+            ("teams", f"UPDATE {SCHEMA}.teams SET name = 'Renamed Club' WHERE id = $1", (game["home_team"]["id"],),
+             lambda b: pick(b)["home_team"]["name"] == "Renamed Club"),
+            ("markets", f"UPDATE {SCHEMA}.markets SET name = 'Renamed Market' WHERE id = $1", (market["id"],),
+             lambda b: pick(b)["markets"][0]["name"] == "Renamed Market"),
+        ]
+    if route == "player":
+        return [
+            ("players", f"UPDATE {SCHEMA}.players SET position = 'QB' WHERE id = $1", (TREMBLE,),
+             lambda b: b["position"] == "QB"),
+            ("teams", f"UPDATE {SCHEMA}.teams SET name = 'Renamed Club' WHERE id = $1", (nfl_team("CAR"),),
+             lambda b: b["team"]["name"] == "Renamed Club"),
+            ("injuries", f"UPDATE {SCHEMA}.injuries SET detail = 'Knee' WHERE player_id = $1", (TREMBLE,),
+             lambda b: b["injury"]["detail"] == "Knee"),
+            ("news", f"UPDATE {SCHEMA}.news SET headline = 'Renamed headline' WHERE player_id = $1", (TREMBLE,),
+             lambda b: b["news"][0]["headline"] == "Renamed headline"),
+            ("availability", f"UPDATE {SCHEMA}.availability SET status = 'out' WHERE player_id = $1", (TREMBLE,),
+             lambda b: b["availability"][0]["status"] == "out"),
+            ("stat_lines", f"UPDATE {SCHEMA}.stat_lines SET stats = stats || '{{\"probe\": 7}}' "
+             f"WHERE subject_id = $1 AND game_id IS NULL", (TREMBLE,),
+             lambda b: all(s["stats"].get("probe") == 7 for s in b["season_lines"])),
+        ]
+    first = before["data"][0]
+    game = next(r for r in before["data"] if r["kind"] == "game")
+    return [
+        ("search_index", f"UPDATE {SCHEMA}.search_index SET name = 'Renamed Entry' WHERE id = $1", (first["id"],),
+         lambda b: any(r["name"] == "Renamed Entry" for r in b["data"])),
+        ("teams", f"UPDATE {SCHEMA}.teams SET abbreviation = 'ZZZ' WHERE id = $1", (nfl_team("CAR"),),
+         lambda b: any(r["context"].get("abbreviation") == "ZZZ" for r in b["data"])),
+        ("games", f"UPDATE {SCHEMA}.games SET week = 29 WHERE id = $1", (game["id"],),
+         lambda b: any(r["id"] == game["id"] and r["context"]["week"] == 29 for r in b["data"])),
+    ]
+
+
+@pytest.mark.parametrize("route", sorted(HANDLERS))
+async def test_a_change_to_a_named_table_is_served_within_moments(api, api_db, sample, route):
+    path, params = (await _paths(api, sample))[route]
+    before = await _get(api, path, params)
+    again = await _get(api, path, params)
+    assert _same(before, again)
+    changes = _changes(route, before)
+    assert {table for table, *_ in changes} <= set(HANDLERS[route].opt["read_tables"])
+    conn = await asyncpg.connect(api_db)
+    try:
+        for table, sql, args, shows in changes:
+            await conn.execute(f"CREATE TEMP TABLE undo AS SELECT * FROM {SCHEMA}.{table}")
+            await conn.execute(sql, *args)
+            assert not shows(before), table
+            await eventually(lambda: _get(api, path, params), shows)
+            # undone: the table as it was, announced like any change
+            async with conn.transaction():
+                await conn.execute(f"DELETE FROM {SCHEMA}.{table}")
+                await conn.execute(f"INSERT INTO {SCHEMA}.{table} SELECT * FROM undo")
+                await conn.execute("DROP TABLE undo")
+            await eventually(lambda: _get(api, path, params), lambda b: _same(b, before))
+    finally:
+        await conn.close()
