@@ -16,10 +16,19 @@ The version is read before the route runs, so a response is kept under the versi
 older than, never newer: a change heard of while it was built makes it unreachable at once.
 While the notification listener is down there is no version: every call runs the route (whose
 own row-version checks then keep it exact).
+
+One build per key at a time: a call that finds its response being built for another call waits
+for that one and is served its bytes, rather than building it again. Without this, every change
+during play made each of the clients then asking for a response build it at once (64 clients,
+64 builds queueing for 20 pooled connections), and the route's cost between changes was that
+burst, not one build. A waiter was asked for under the same version, so the build answers it
+exactly as its own run would have; if that build is not kept (an error, not 200, cancelled) the
+waiter runs the route itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from litestar.enums import ScopeType
@@ -51,6 +60,9 @@ class ReadCacheMiddleware(ASGIMiddleware):
     scopes = (ScopeType.HTTP,)
     _app_state = None
 
+    def __init__(self) -> None:
+        self._building: dict[tuple, asyncio.Future] = {}  # key -> the build under way (None if not kept)
+
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         tables = scope["route_handler"].opt.get("read_tables")
         request_id = scope["state"].get("request_id")
@@ -68,9 +80,25 @@ class ReadCacheMiddleware(ASGIMiddleware):
             version = (*version, int(time.time()) // TIME_BUCKET_SECONDS)
         key = (scope["path"], scope["query_string"], version)
         kept = store.get(key)
+        if kept is None and (building := self._building.get(key)) is not None:
+            kept = await asyncio.shield(building)  # one waiter cancelled must not cancel it for the rest
+            if kept is None:
+                await next_app(scope, receive, send)
+                return
         if kept is not None:
             await _serve(kept, request_id, send)
             return
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._building[key] = done
+        kept = None
+        try:
+            kept = await self._build(key, request_id, scope, receive, send, next_app)
+        finally:
+            del self._building[key]
+            done.set_result(kept)
+
+    async def _build(self, key: tuple, request_id: str, scope: Scope, receive: Receive, send: Send,
+                     next_app: ASGIApp) -> Kept | None:
         start: Message | None = None
         body: list[bytes] = []
         whole = True
@@ -86,4 +114,5 @@ class ReadCacheMiddleware(ASGIMiddleware):
 
         await next_app(scope, receive, capture)
         if start is not None and start["status"] == 200 and whole and body:
-            store.put(key, Kept(200, list(start.get("headers", [])), body[0], request_id))
+            return self._app_state.kept.put(key, Kept(200, list(start.get("headers", [])), body[0], request_id))
+        return None

@@ -5,10 +5,12 @@ its commit; and a route reads no table it does not name (else a change there wou
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import asyncpg
+import httpx
 import pytest
 
 from litestar.testing import AsyncTestClient
@@ -21,7 +23,8 @@ from api.routes.search import search
 from api.routes.slate import get_slate
 from schemas.datasets import pg_schema
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.listening import eventually, stop_listening
+from tests.integration.access_support import lifespan
+from tests.support.listening import eventually, listener_of, stop_listening
 from tests.support.read_models import nfl_player, nfl_team
 
 SCHEMA = pg_schema("live")
@@ -191,3 +194,39 @@ async def test_a_change_to_a_named_table_is_served_within_moments(api, api_db, s
             await eventually(lambda: _get(api, path, params), lambda b: _same(b, before))
     finally:
         await conn.close()
+
+
+async def test_a_response_asked_for_by_many_at_once_is_built_once(api_settings, api_db, api_keys, monkeypatch):
+    """Clients asking at once for a response not kept yet wait for one build and are all served
+    it (each with its own request ID); after a change, one build again."""
+    import api.queries.search as search_sql
+
+    real, builds = search_sql.search, []
+
+    async def counted(*args, **kwargs):
+        builds.append(1)
+        await asyncio.sleep(0.2)  # the others arrive while it is built
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(search_sql, "search", counted)
+    front = create_app(api_settings)
+    async with lifespan(front), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=front), base_url="http://svc.test",
+            headers={"Authorization": f"Bearer {api_keys['live']}"}) as client:
+        assert await listener_of(front).wait_connected(10)
+
+        async def burst() -> list:  # concurrent on this loop (the test client sends one at a time)
+            return await asyncio.gather(*(client.get("/v1/search", params={"q": "panthers"}) for _ in range(20)))
+
+        first = await burst()
+        assert [r.status_code for r in first] == [200] * 20
+        assert len(builds) == 1
+        assert all(_same(r.json(), first[0].json()) for r in first)
+        assert len({r.headers["request-id"] for r in first}) == 20
+        conn = await asyncpg.connect(api_db)
+        try:
+            await conn.execute(f"UPDATE {SCHEMA}.search_index SET name = name WHERE id = $1", nfl_team("CAR"))
+        finally:
+            await conn.close()
+        await eventually(burst, lambda _: len(builds) >= 2)
+        assert len(builds) == 2
