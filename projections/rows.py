@@ -34,8 +34,8 @@ from schemas.library import entry_id
 from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
 from schemas.read_models import (
-    GAME_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, DevigNote, GameRecord, KnownBy, KnownProvenance, MarketLineRecord,
-    SourceTimes, StatLineRecord, columns, row_values,
+    GAME_KEY, MARKET_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, DevigNote, GameRecord, KnownBy, KnownProvenance,
+    MarketLineRecord, MarketRecord, SourceTimes, StatLineRecord, columns, row_values,
 )
 from schemas.reference import COMPETITIONS, SPORTS, untimed_result
 from schemas.season_dates import season_dates
@@ -52,12 +52,7 @@ _REVISION_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "games": (columns(GameRecord), GAME_KEY),  # derived from the record model
-    "markets": ((
-        ("id", "text"), ("game_id", "text"), ("kind", "text"), ("type", "text"), ("period", "text"),
-        ("participant_id", "text"), ("name", "text"), ("status", "text"), ("status_reason", "text"),
-        ("main_point", "numeric"), ("books", "int"), ("source", "text"), ("as_of", "timestamptz"),
-        ("provenance", "jsonb"), ("last_seq", "bigint"),
-    ), ("id",)),
+    "markets": (columns(MarketRecord), MARKET_KEY),  # derived from the record model
     "market_lines": (columns(MarketLineRecord), MARKET_LINE_KEY),  # derived from the record model
     "book_prices": ((
         ("market_id", "text"), ("line_key", "text"), ("book", "text"), ("kind", "text"), ("suspended", "boolean"),
@@ -247,15 +242,20 @@ def game_search_row(game: GameState) -> tuple:
     return (game.game_id, "game", f["name"], f.get("competition"), js(context), terms, from_us(game.as_of))
 
 
-def market_row(m: MarketState) -> tuple:
+def market_record(m: MarketState) -> MarketRecord:
     assert m.origin is not None, "a market row before any quote named the market"
     main = m.lines.get(m.main_key) if m.main_key is not None else None
     books = main.consensus.books if main is not None and main.consensus is not None else 0
-    return (
-        m.market_id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name[0] if m.name else None,
-        m.status, m.reason, main.point if main is not None else None, books, m.origin.source, from_us(m.as_of),
-        js(provenance(m.origin)), m.seq,
+    return MarketRecord(
+        id=m.market_id, game_id=m.game_id, kind=m.kind, type=m.type, period=m.period, participant_id=m.participant_id,
+        name=m.name[0] if m.name else None, status=m.status, status_reason=m.reason,
+        main_point=None if main is None else _num(main.point), books=books, source=m.origin.source,
+        as_of=from_us(m.as_of), provenance=source_times(m.origin), last_seq=m.seq,
     )
+
+
+def market_row(m: MarketState) -> tuple:
+    return row_values(market_record(m))
 
 
 @lru_cache(maxsize=1 << 14)

@@ -103,6 +103,29 @@ class MarketLineRecord(LineData, kw_only=True):
 MARKET_LINE_KEY = ("market_id", "line_key")
 
 
+class MarketRecord(msgspec.Struct, kw_only=True):
+    """One row of `markets`: a market's identity and state; its lines are `MarketLineRecord`s."""
+
+    id: str  # mkt_
+    game_id: str
+    kind: str  # game, prop, future, exchange
+    type: str  # h2h, spreads, totals, prop type
+    period: str
+    participant_id: str | None
+    name: str | None
+    status: str  # open, suspended
+    status_reason: str | None
+    main_point: Point  # the main line's point
+    books: Books  # on the main line
+    source: str
+    as_of: datetime
+    provenance: SourceTimes
+    last_seq: Annotated[int, pg("bigint")]  # the `market:` topic's last seq
+
+
+MARKET_KEY = ("id",)
+
+
 # ---- games and stat lines ------------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ import asyncpg
 import msgspec
 
 from schemas.datasets import DATASETS
-from schemas.read_models import GameRecord, MarketLineRecord, StatLineRecord, columns
+from schemas.read_models import GameRecord, MarketLineRecord, MarketRecord, StatLineRecord, columns
 
 # information_schema's names for the types `schemas.read_models.columns` gives
 _SQL_NAMES = {
@@ -27,7 +27,7 @@ async def test_each_table_has_its_record_columns(database_url):
     conn = await asyncpg.connect(database_url)
     try:
         for schema in DATASETS:
-            for name, model in (("market_lines", MarketLineRecord), ("games", GameRecord),
+            for name, model in (("markets", MarketRecord), ("market_lines", MarketLineRecord), ("games", GameRecord),
                                 ("stat_lines", StatLineRecord)):
                 rows = await conn.fetch(
                     "SELECT column_name, data_type, is_nullable FROM information_schema.columns "

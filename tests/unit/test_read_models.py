@@ -15,7 +15,8 @@ from projections.odds.devig import DEFAULT_METHOD, METHODS
 from projections.reducers import reduce
 from projections.rows import TABLES, market_line_record, market_line_row
 from schemas.read_models import (
-    GAME_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, GameRecord, LineData, LineOutcome, MarketLineRecord, StatLineRecord,
+    GAME_KEY, MARKET_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, GameRecord, LineData, LineOutcome, MarketLineRecord,
+    MarketRecord, StatLineRecord,
     column_list, columns, record, row_values, wire_line,
 )
 from schemas.wire import DATA_BY_TYPE
@@ -217,3 +218,24 @@ def test_stat_line_rows_read_back_as_their_records():
     game_line = next(line for line in lines if line.game_id == game.game_id)
     assert game_line.stats == {"passing_yards": 291, "passing_epa": "8.43"} and game_line.basis == "total"
     assert {line.basis for line in lines if line.game_id is None} == {"total", "per_game", "rate"}
+
+
+def test_a_market_row_reads_back_as_its_record_and_its_header_is_the_wire_header():
+    from projections.rows import market_record
+    from wire.snapshots import market_snapshot
+
+    assert TABLES["markets"] == (columns(MarketRecord), MARKET_KEY)
+    game = ev.game()
+    events = [game, ev.quote(game.game_id, "a", [-110, -110], market_type="spreads", point="-3", minute=1),
+              ev.quote(game.game_id, "b", [-105, -115], market_type="spreads", point="-3", minute=2)]
+    tables, deltas = _fold(events)
+    (stored,) = tables["markets"]
+    state = None
+    for e in events:
+        state, _ = reduce(state, e, WINDOW_US)
+    (m,) = state.markets.values()
+    assert record(MarketRecord, stored) == market_record(m)
+    # the snapshot of the stored rows is the market's deltas applied: same header, same line
+    snapshot = market_snapshot(stored, tables["market_lines"])
+    last = deltas[-1].data
+    assert msgspec.json.encode(snapshot) == msgspec.json.encode(last)
