@@ -164,7 +164,10 @@ def _record(results: dict[str, list[Figure]]) -> None:
     """Replace each run module's section of docs/benchmarks.md; keep the others as they were."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB memory, Python {platform.python_version()}; "
+               f"load average (1/5/15 min) at the end {load}")
     out = ROOT / "docs" / "benchmarks.md"
     text = out.read_text() if out.exists() else (
         "# Benchmarks\n\n"
