@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from access.plans import Mode
-from schemas.ids import ALPHABET
+from domain.ids import ALPHABET
 
 HANDLE_LENGTH = 16
 SECRET_LENGTH = 32

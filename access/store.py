@@ -9,7 +9,7 @@ import asyncpg
 
 from access.keys import digest_matches, key_digest, new_key, parse_key
 from access.plans import ACCOUNT_PLANS, MODES, PLANS, scopes_refused
-from schemas.ids import random_id
+from domain.ids import random_id
 
 
 class KeyRefused(ValueError):

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from projections.odds.exact import NUMBER_PATTERN
+from domain.exact import NUMBER_PATTERN
 
 NumberText = Annotated[
     str,

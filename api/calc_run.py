@@ -18,9 +18,9 @@ import msgspec
 from api import calc_models as m
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from projections.odds import bets, devig_exact, middles, prices
-from schemas import formula_cards as cards
-from projections.odds.exact import InvalidInput, exact, round_half_even, to_float
+from domain import bets, devig_exact, middles, prices
+from domain import formula_cards as cards
+from domain.exact import InvalidInput, exact, round_half_even, to_float
 
 PLACES = 12
 SOURCE = "svc odds maths"

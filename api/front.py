@@ -27,7 +27,7 @@ from litestar.middleware.compression import CompressionMiddleware
 
 from api import metrics
 from api.problems import PROBLEM_MEDIA_TYPE, bounded, build_problem
-from schemas.ids import RandomIds
+from domain.ids import RandomIds
 
 API_VERSION = "2026-10-05"
 SUPPORTED_VERSIONS = (API_VERSION,)

@@ -3,7 +3,7 @@ the strategy takes, each precondition with its value, threshold and result, the 
 the formula card each comes from, the filled `on_fail` sentences and the alternative.
 
 No web framework here (the CLI runs the same code). The maths is the check program's
-(projections/odds/checks.py), itself the calculations' own functions. Problems, in order:
+(domain/strategy_checks.py), itself the calculations' own functions. Problems, in order:
 
 - a prohibited strategy is refused (200, `route_taken` refuse), or 422 `not_stake_eligible` if
   asked to size a stake; a myth likewise is declined, or `not_stake_eligible`;
@@ -25,12 +25,12 @@ from api.calc_models import PriceFormat
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.resources.strategies import Alternative
-from schemas import formula_cards as cards
-from projections.odds.checks import Value, read_input, run
-from projections.odds.exact import InvalidInput, exact, round_half_even, to_float
+from domain import formula_cards as cards
+from domain.strategy_checks import Value, read_input, run
+from domain.exact import InvalidInput, exact, round_half_even, to_float
 from schemas.library import JURISDICTION
 from schemas.strategies import CHAIN, StrategyEntry
-from schemas.strategy_programs import PROGRAMS, ProgramSpec
+from domain.strategy_programs import PROGRAMS, ProgramSpec
 
 SOURCE = "svc odds maths"
 PLACES = 12

@@ -15,7 +15,7 @@ from aiokafka import TopicPartition
 from infra.kafka import make_consumer, make_producer
 from infra.settings import Settings
 from schemas.datasets import CONTROL, Dataset, topic_name
-from schemas.ids import random_id
+from domain.ids import random_id
 
 _PREFIX = b"epoch:"
 

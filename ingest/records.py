@@ -124,6 +124,6 @@ def reason_of(exc: Exception) -> str:
     """A dead letter's reason: our own checks say what is wrong; anything else also says what
     kind of error it was."""
     text = str(exc) or type(exc).__name__
-    if type(exc).__module__.startswith(("ingest", "schemas")):
+    if type(exc).__module__.startswith(("ingest", "schemas", "domain")):
         return text
     return f"{type(exc).__name__}: {text}"

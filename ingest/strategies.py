@@ -26,8 +26,8 @@ from ingest.content import ContentFile, ContentKind
 from ingest.event_log import EventLog
 from ingest.summary import Summary
 from infra.settings import Settings
-from schemas import formula_cards as cards
-from schemas.strategy_programs import PROGRAMS
+from domain import formula_cards as cards
+from domain.strategy_programs import PROGRAMS
 from schemas.content import EntryError
 from schemas.events import (
     RecipePublished, RecipeRetired, RecipeRevised, StrategyPublished, StrategyRetired, StrategyRevised,

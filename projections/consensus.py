@@ -18,7 +18,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence, cast
 
-from projections.odds.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
+from domain.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import Suspension
 from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES

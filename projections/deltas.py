@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from projections.event_time import from_us
-from projections.odds.devig import DEFAULT_METHOD
+from domain.devig import DEFAULT_METHOD
 from projections.lines import Consensus
 from projections.state import GameState, MarketState
 from schemas.read_models import LineData, LineOutcome

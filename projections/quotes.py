@@ -6,8 +6,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import cast
 
-from projections.odds.exact import InvalidInput
-from projections.odds.prices import PriceFormat, to_decimal
+from domain.exact import InvalidInput
+from domain.prices import PriceFormat, to_decimal
 
 # the fixed order outcomes appear in, in read models and deltas; other selections follow by name
 SELECTION_ORDER = ("home", "away", "draw", "over", "under", "yes", "no")

@@ -23,7 +23,7 @@ from projections import season_lines
 from projections.consensus import MIN_BOOKS, consensus_inputs, eligible_quotes, is_suspended, other_methods
 from projections.deltas import field as game_field, line_outcomes
 from projections.event_time import from_us, opt_dt
-from projections.odds.devig import DEFAULT_METHOD, METHODS
+from domain.devig import DEFAULT_METHOD, METHODS
 from projections.search_terms import normalise
 from projections.lines import BookQuote, LineState
 from projections.state import (

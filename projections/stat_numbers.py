@@ -12,7 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 
-from projections.odds.exact import round_half_even
+from domain.exact import round_half_even
 
 PLACES = 12  # decimal places of a value whose expansion does not terminate
 

@@ -19,7 +19,7 @@ from typing import Literal, Union
 import msgspec
 
 from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS
-from schemas.ids import PREFIXES, _encode
+from domain.ids import PREFIXES, _encode
 from schemas.library import LibraryEntry
 from schemas.strategies import RecipeEntry, StrategyEntry
 

@@ -5,7 +5,7 @@ between two `+++` lines, then the body. `load_entry` turns a file's text into a 
 or raises `EntryError` with the reason (the ingest dead-letters it with its path). Pure: no I/O;
 `ingest/library.py` reads the files.
 
-The entry's ID is `ref_` plus the hash of its slug (schemas.ids.natural_id), so renaming a file
+The entry's ID is `ref_` plus the hash of its slug (domain.ids.natural_id), so renaming a file
 is retiring one entry and publishing another.
 """
 
@@ -22,7 +22,7 @@ from schemas.content import (
     FORMULA, EntryError, FormulaId, Source, Text, Url, check_review, check_sources, check_unique, digest, load_toml,
     split_front_matter,
 )
-from schemas.ids import natural_id
+from domain.ids import natural_id
 
 __all__ = ["EntryError", "FORMULA", "LibraryEntry", "Source", "Url", "content_hash", "entry_id", "file_hash",
            "load_entry", "split_front_matter"]

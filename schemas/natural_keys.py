@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from schemas.ids import natural_id
+from domain.ids import natural_id
 
 
 def sport_id(sport_slug: str) -> str:

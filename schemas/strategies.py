@@ -24,7 +24,7 @@ from msgspec import Meta
 from schemas.content import (
     EntryError, FormulaId, LongText, Source, Text, check_review, check_sources, check_unique, digest, load_toml,
 )
-from schemas.ids import natural_id
+from domain.ids import natural_id
 
 # families B1 to B14 (betting) and F1 to F9 (fantasy); the names are ours
 FAMILIES: dict[str, str] = {
@@ -139,7 +139,7 @@ class StrategyFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     route: Route
     route_by_rule: Text | None = None
     decisive_figure: Text
-    program: Annotated[str, Meta(pattern=PROGRAM)]  # the check it runs (projections/odds/checks.py)
+    program: Annotated[str, Meta(pattern=PROGRAM)]  # the check it runs (domain/strategy_checks.py)
     needs_jurisdiction: bool = False  # its rule depends on where the caller is
     evidence: Evidence
     flip_conditions: Annotated[list[FlipCondition], Meta(min_length=1)]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from schemas.answers import Answer
-from schemas.ids import ALPHABET, ID_LENGTH, PREFIXES
+from domain.ids import ALPHABET, ID_LENGTH, PREFIXES
 from schemas.read_models import LineData  # a line: its one definition
 
 DeltaType = Literal["game.state", "market.update", "market.suspended", "answer.update"]
@@ -64,7 +64,7 @@ class GameStateData(msgspec.Struct, kw_only=True):
     """`game.state`: the game's full visible state after the change."""
 
     game_id: str
-    status: str  # scheduled, live, final, postponed, cancelled, suspended, result_unknown (open; schemas.game_status)
+    status: str  # scheduled, live, final, postponed, cancelled, suspended, result_unknown (open; domain.game_status)
     score: Score | None
     period: str | None
     clock: str | None
@@ -101,7 +101,7 @@ DATA_BY_TYPE: dict[str, type[msgspec.Struct]] = {
 }
 
 # The topic grammar of what is served: a topic is `{kind}:{ID}`, the ID that of the kind's
-# resource (schemas.ids), and each delta type belongs to one kind.
+# resource (domain.ids), and each delta type belongs to one kind.
 TOPIC_KINDS = ("game", "market", "answer")
 KIND_OF_TYPE = {"game.state": "game", "market.update": "market", "market.suspended": "market",
                 "answer.update": "answer"}

@@ -23,7 +23,7 @@ from infra.kafka import make_consumer
 from infra.settings import Settings
 from projections.log_ends import high_watermarks, partitions_of
 from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
-from schemas.game_status import served_status
+from domain.game_status import served_status
 from wire.log_replay import LogReplay
 from wire.recent import RecentDeltas
 
@@ -83,7 +83,7 @@ def delta_of(value: bytes) -> Delta | None:
 
 
 def served_delta(value: bytes, status: str) -> bytes:
-    """A `game.state` delta with the game's status as served (schemas.game_status): the projector
+    """A `game.state` delta with the game's status as served (domain.game_status): the projector
     writes what the sources said, which for a game whose start has passed with no report is
     `scheduled`, where REST and the snapshot say `result_unknown`. Rare (a schedule or a state
     without a report arriving after kickoff), so the envelope is simply re-encoded."""

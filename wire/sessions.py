@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 import asyncpg
 
 from access.keys import key_digest as token_digest  # the keyed hash keys and tickets use
-from schemas.ids import random_id
+from domain.ids import random_id
 from wire.presence import alive
 from wire.tickets import TicketGrant, standing_scopes
 

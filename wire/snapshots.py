@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timezone
 from typing import Any
 
-from projections.odds.devig import DEFAULT_METHOD  # the one method deltas carry
+from domain.devig import DEFAULT_METHOD  # the one method deltas carry
 from schemas.read_models import LineData, record, wire_line
 from schemas.wire import ExpectedLatency, GameStateData, Liveness, MarketData, Score
 

@@ -15,7 +15,7 @@ import asyncpg
 from access.keys import key_digest as ticket_digest  # the same keyed hash as API keys
 from access.plans import PLANS
 from access.store import create_key
-from schemas.ids import is_id, random_id
+from domain.ids import is_id, random_id
 
 TICKET_SECONDS = 60  # a ticket lives at most 60 seconds
 # expired tickets are kept this long (a redeem after expiry can then be told apart in logs)

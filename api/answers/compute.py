@@ -33,8 +33,8 @@ from api.resources.common import utc
 from api.resources.markets import market_line
 from api.resources.odds_display import percent
 from api.resources.stats import stat_line
-from schemas import formula_cards as cards
-from projections.odds.devig import DEFAULT_METHOD
+from domain import formula_cards as cards
+from domain.devig import DEFAULT_METHOD
 from schemas.wire import game_topic, market_topic
 
 ODDS_SOURCE = calc_run.SOURCE

@@ -34,7 +34,7 @@ from infra.db import DATABASE_DOWN
 from infra.kafka import make_producer
 from schemas.answers import Answer
 from schemas.datasets import WIRE_DELTAS, pg_schema, topic_name
-from schemas.ids import RandomIds
+from domain.ids import RandomIds
 from schemas.wire import Envelope, answer_topic, encode_envelope
 from wire.fanout import DeltaFanout
 

@@ -17,7 +17,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
-from projections.odds.devig import METHODS
+from domain.devig import METHODS
 
 PriceFormat = Literal["decimal", "american", "fractional"]
 

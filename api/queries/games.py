@@ -8,7 +8,7 @@ from typing import Sequence
 import asyncpg
 
 from api.queries.sql import Where
-from schemas.game_status import RESULT_UNKNOWN, served_status_sql, started_sql
+from domain.game_status import RESULT_UNKNOWN, served_status_sql, started_sql
 
 # provenance columns come as JSON text: api.resources.common.provenance decodes the text straight
 # into its struct (a page of games holds 80 of them)
@@ -21,7 +21,7 @@ _TEAM_COLUMNS = ", ".join(
 
 # A game's served status (`scheduled` while its start is to come, `result_unknown` once it has
 # passed with no report) is decided when the game is read, against the clock: one rule for REST
-# and the Wire, in schemas/game_status.py (docs/api.md, "Game status").
+# and the Wire, in domain/game_status.py (docs/api.md, "Game status").
 def served_status(alias: str = "g") -> str:
     return served_status_sql(alias)
 

@@ -10,7 +10,7 @@ import msgspec
 
 from api.conventions import RG_LINE
 from api.resources.common import Meta, Provenance, provenance, utc
-from schemas.formula_cards import CARDS
+from domain.formula_cards import CARDS
 
 _CARD_REFS = {c.id: c.ref for c in CARDS}
 

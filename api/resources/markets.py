@@ -18,7 +18,7 @@ from api.conventions import RG_LINE
 from api.resources.common import Meta, Provenance, attribution_for, provenance, utc
 from api.resources.freshness import market_stale_after_ms
 from api.resources.odds_display import Price, fair_price, number, percent, price
-from projections.odds.devig import METHODS
+from domain.devig import METHODS
 from schemas.read_models import (
     Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, Point, record,
 )

@@ -13,7 +13,7 @@ from litestar.params import QueryParameter
 from api.conventions import decode_cursor
 from api.problems import ProblemError
 from api.resources.common import UTC
-from schemas.ids import ID_PATTERNS
+from domain.ids import ID_PATTERNS
 
 SLUG = r"^[a-z0-9][a-z0-9_]{0,40}$"
 COMPETITION_REF = r"^(cmp_[0-9a-hjkmnp-tv-z]{20}|[a-z0-9][a-z0-9_]{0,39})$"

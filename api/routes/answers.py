@@ -47,7 +47,7 @@ from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError, build_problem
 from api.routes._db import read_models
-from schemas.ids import ID_PATTERNS, RandomIds
+from domain.ids import ID_PATTERNS, RandomIds
 from wire import sse
 
 log = structlog.get_logger("api.answers")

@@ -11,7 +11,7 @@ from litestar.params import PathParameter
 from api.conventions import RG_LINE, page
 from api.openapi import problem_responses
 from api.problems import ProblemError, bounded
-from schemas import formula_cards as cards
+from domain import formula_cards as cards
 
 
 class Term(msgspec.Struct):

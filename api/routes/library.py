@@ -18,7 +18,7 @@ from api.resources.lists import ReferenceEntryList
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import Cursor, bad_cursor, page_limit, position, text
-from schemas.ids import ID_PATTERNS
+from domain.ids import ID_PATTERNS
 from schemas.library import JURISDICTION, OPERATOR, SLUG
 
 KindFilter = Literal["term", "rule", "law", "tax", "policy", "guide", "help"]

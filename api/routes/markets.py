@@ -23,8 +23,8 @@ from api.kept import Versioned
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import MARKET_TYPE, Cursor, id_pattern, page_limit, position
-from schemas import formula_cards as cards
-from projections.odds.devig import DEFAULT_METHOD
+from domain import formula_cards as cards
+from domain.devig import DEFAULT_METHOD
 
 # market details by devig method and the versions of the market's, its game's and its lines' rows
 DETAILS: Versioned[MarketDetail] = Versioned()

@@ -50,7 +50,7 @@ async def _ask(settings, question: str, state: str | None, dataset: str) -> tupl
     from api.problems import CATALOG
     from infra.db import connect
     from schemas.datasets import pg_schema
-    from schemas.ids import random_id
+    from domain.ids import random_id
 
     conn = await connect(settings.require_database())
     try:

@@ -14,7 +14,7 @@ import msgspec
 from msgspec.structs import force_setattr
 
 from projections.consensus import devig, is_suspended, line_consensus, pick_main
-from projections.odds.devig import DEFAULT_METHOD
+from domain.devig import DEFAULT_METHOD
 from projections.event_time import to_us
 from projections.deltas import (
     MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,

@@ -11,7 +11,7 @@ import msgspec
 from typer.testing import CliRunner
 
 from cli.main import app as svc
-from schemas.ids import ALPHABET
+from domain.ids import ALPHABET
 from tests.integration.access_support import problem, redis_url, serving  # noqa: F401
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 
 from infra.db import connect
-from schemas.ids import natural_id
+from domain.ids import natural_id
 from tests.integration.access_support import make_key, redis_url, serving  # noqa: F401
 
 LIVE_IDS = sorted(natural_id("game", "access-test", "live", n) for n in range(2))

@@ -19,7 +19,7 @@ from litestar.testing import AsyncTestClient
 from access.store import create_key
 from api.app import create_app
 from infra.logs import configure_logging
-from schemas.ids import is_id
+from domain.ids import is_id
 from tests.support.answer_check import check, load_questions, season_total
 from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import KEY_SECRET

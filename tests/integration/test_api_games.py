@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from datetime import datetime
 
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.natural_keys import competition_id
 from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.read_models import SAMPLES, nfl_game_id, nfl_player, nfl_team

@@ -4,7 +4,7 @@ writes it), and library hits in /v1/search."""
 from __future__ import annotations
 
 from ingest.library import library_root, read_library
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.library import entry_id
 from tests.support.api_fixtures import *  # noqa: F403
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.natural_keys import market_id
 from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.read_models import EXCHANGES, nfl_game_id

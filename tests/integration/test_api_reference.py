@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.natural_keys import competition_id, season_id, sport_id
 from tests.support.api_fixtures import *  # noqa: F403
 

@@ -18,7 +18,7 @@ from api.calc_examples import REQUESTS
 from api.calc_run import CALCULATIONS, decode
 from api.conventions import RG_LINE
 from infra.settings import load_settings
-from schemas import formula_cards as cards
+from domain import formula_cards as cards
 
 NAMES = sorted(CALCULATIONS)
 

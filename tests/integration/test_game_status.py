@@ -1,4 +1,4 @@
-"""A game's served status has one rule in two forms (schemas.game_status): the SQL the REST
+"""A game's served status has one rule in two forms (domain.game_status): the SQL the REST
 queries and Wire snapshots read with, and the Python the Wire's game deltas are served with.
 Both give the same status for the same game at the same instant, on every side of the edges."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 
 from infra.db import connect
-from schemas.game_status import served_status, served_status_sql
+from domain.game_status import served_status, served_status_sql
 
 NOW = datetime(2026, 3, 1, 18, 0, tzinfo=timezone.utc)
 US = timedelta(microseconds=1)

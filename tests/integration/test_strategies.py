@@ -19,7 +19,7 @@ from infra.db import connect
 from ingest.deadletters import read_dead_letters
 from ingest.event_log import open_event_log
 from ingest.strategies import ingest_registry, registry_root
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.strategies import family_order, strategy_id
 from tests.integration.test_ingest_cli import one_summary, svc
 from tests.integration.test_library_ingest import rows, run_verify

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from access.store import revoke_key
-from schemas.ids import is_id
+from domain.ids import is_id
 from tests.integration.access_support import make_key, problem, redis_url, serving  # noqa: F401
 from wire.tickets import TICKET_SECONDS, redeem_ticket
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.library import entry_id
 from schemas.strategies import strategy_id
 from tests.support.read_models import SAMPLES, nfl_game_id

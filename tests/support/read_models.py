@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 
 from projections import stat_rules
-from projections.odds.devig import METHODS, devig_floats
+from domain.devig import METHODS, devig_floats
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 from schemas.reference import COMPETITIONS, SPORTS
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from access.keys import HANDLE_LENGTH, SECRET_LENGTH, bearer_token, digest_matches, key_digest, new_key, parse_key
-from schemas.ids import ALPHABET
+from domain.ids import ALPHABET
 
 SECRET = b"server-secret"
 

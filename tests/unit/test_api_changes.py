@@ -14,7 +14,7 @@ from access.periods import billing_period, day_period
 from access.window import LogReading, RatePolicy, rate_state
 from api.changes import Changes
 from api.kept import Kept, KeptStore, Rechecked
-from schemas.ids import RandomIds, is_id
+from domain.ids import RandomIds, is_id
 
 
 def test_a_version_moves_with_its_own_tables_and_with_every_epoch():

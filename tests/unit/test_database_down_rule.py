@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "client")
+PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "domain", "client")
 CONNECTION_ERRORS = re.compile(
     r"\b(InterfaceError|PostgresConnectionError|CannotConnectNowError|ConnectionDoesNotExistError"
     r"|OperatorInterventionError|AdminShutdownError|TooManyConnectionsError)\b")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ingest.identity import natural_game_id
 from schemas import natural_keys
-from schemas.ids import ALPHABET, ID_LENGTH, PREFIXES, _encode, is_id, kind_of, natural_id, random_id
+from domain.ids import ALPHABET, ID_LENGTH, PREFIXES, _encode, is_id, kind_of, natural_id, random_id
 
 ROOT = Path(__file__).resolve().parents[2]
 kinds = st.sampled_from(sorted(PREFIXES))

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "client")
+PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "domain", "client")
 LINT = str(Path(sys.executable).with_name("lint-imports"))
 
 
@@ -29,13 +29,13 @@ def _copy(tmp_path: Path) -> Path:
 def test_the_layer_rules_hold():
     done = _lint(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Contracts: 3 kept, 0 broken." in done.stdout
+    assert "Contracts: 4 kept, 0 broken." in done.stdout
 
 
 def test_a_wrong_way_import_breaks_the_layers(tmp_path):
     root = _copy(tmp_path)
-    ids = root / "schemas" / "ids.py"
-    ids.write_text(ids.read_text() + "\nimport api.problems  # planted\n")
+    events = root / "schemas" / "events.py"
+    events.write_text(events.read_text() + "\nimport api.problems  # planted\n")
     done = _lint(root)
     assert done.returncode == 1, done.stdout
     assert "schemas is not allowed to import api" in done.stdout
@@ -43,8 +43,8 @@ def test_a_wrong_way_import_breaks_the_layers(tmp_path):
 
 def test_an_io_import_in_pure_code_breaks_the_purity_rule(tmp_path):
     root = _copy(tmp_path)
-    devig = root / "projections" / "odds" / "devig.py"
-    devig.write_text(devig.read_text() + "\nimport asyncpg  # planted\n")
+    consensus = root / "projections" / "consensus.py"
+    consensus.write_text(consensus.read_text() + "\nimport asyncpg  # planted\n")
     done = _lint(root)
     assert done.returncode == 1, done.stdout
     assert "Pure modules import no I/O library BROKEN" in done.stdout
@@ -53,7 +53,27 @@ def test_an_io_import_in_pure_code_breaks_the_purity_rule(tmp_path):
 def test_a_server_import_in_the_client_breaks_the_client_rule(tmp_path):
     root = _copy(tmp_path)
     models = root / "client" / "models.py"
-    models.write_text(models.read_text() + "\nimport schemas.ids  # planted\n")
+    models.write_text(models.read_text() + "\nimport domain.ids  # planted\n")
     done = _lint(root)
     assert done.returncode == 1, done.stdout
     assert "The client imports none of the server's packages BROKEN" in done.stdout
+
+
+def test_a_schemas_import_in_the_domain_breaks_both_domain_rules(tmp_path):
+    # the domain is the bottom layer: even schemas, the layer just above, is off limits
+    root = _copy(tmp_path)
+    prices = root / "domain" / "prices.py"
+    prices.write_text(prices.read_text() + "\nimport schemas.events  # planted\n")
+    done = _lint(root)
+    assert done.returncode == 1, done.stdout
+    assert "domain is not allowed to import schemas" in done.stdout
+    assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in done.stdout
+
+
+def test_an_io_import_in_the_domain_breaks_the_domain_rule(tmp_path):
+    root = _copy(tmp_path)
+    ids = root / "domain" / "ids.py"
+    ids.write_text(ids.read_text() + "\nimport redis  # planted\n")
+    done = _lint(root)
+    assert done.returncode == 1, done.stdout
+    assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in done.stdout

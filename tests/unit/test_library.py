@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from ingest.content import ContentFile as EntryFile
 from ingest.library import check_library, known_entries, library_root, parse_file, plan, read_library
-from schemas.formula_cards import CARDS
+from domain.formula_cards import CARDS
 from projections.reducers.content import reduce_library
 from schemas.events import ReferencePublished, ReferenceRetired, ReferenceRevised, decode, encode
-from schemas.ids import is_id
+from domain.ids import is_id
 from schemas.library import KINDS, SLUG, EntryError, content_hash, entry_id, load_entry
 
 NOW = datetime(2026, 11, 30, tzinfo=timezone.utc)

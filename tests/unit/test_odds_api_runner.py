@@ -10,7 +10,7 @@ import pytest
 from api import calc_run
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from projections.odds import devig_exact
+from domain import devig_exact
 
 
 def run(name: str, body: dict):

@@ -7,8 +7,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from projections.odds import bets
-from projections.odds.exact import InvalidInput
+from domain import bets
+from domain.exact import InvalidInput
 
 F = Fraction
 odds = st.fractions(min_value=F(101, 100), max_value=F(1000), max_denominator=1000)

@@ -8,8 +8,8 @@ import pytest
 
 from api import calc_run
 from api.calc_examples import REQUESTS
-from schemas import formula_cards as cards
-from projections.odds.devig import METHODS
+from domain import formula_cards as cards
+from domain.devig import METHODS
 
 
 def test_cards_are_unique_complete_and_sourced():

@@ -7,7 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from projections.odds.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
+from domain.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
 
 # decimal prices from 1.01 to 101: what books actually quote, with margins from about -50 % up
 prices = st.floats(min_value=1.01, max_value=101.0, allow_nan=False, allow_infinity=False)

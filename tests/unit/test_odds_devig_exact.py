@@ -8,10 +8,10 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from projections.odds.devig import METHODS, devig_floats
-from projections.odds.devig_exact import devig, hold, overround
-from projections.odds.exact import InvalidInput, round_half_even
-from projections.odds.prices import to_decimal
+from domain.devig import METHODS, devig_floats
+from domain.devig_exact import devig, hold, overround
+from domain.exact import InvalidInput, round_half_even
+from domain.prices import to_decimal
 
 F = Fraction
 decimal_odds = st.fractions(min_value=F(101, 100), max_value=F(101), max_denominator=1000)

@@ -7,8 +7,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from projections.odds.exact import InvalidInput
-from projections.odds.middles import Position, grade, middle
+from domain.exact import InvalidInput
+from domain.middles import Position, grade, middle
 
 F = Fraction
 M110 = F(21, 11)  # -110

@@ -9,8 +9,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from projections.odds import prices
-from projections.odds.exact import InvalidInput, exact, round_half_even, to_float
+from domain import prices
+from domain.exact import InvalidInput, exact, round_half_even, to_float
 
 F = Fraction
 

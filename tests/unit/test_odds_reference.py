@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from projections.odds import bets, prices
-from projections.odds.devig import devig_floats
-from projections.odds.devig_exact import devig
-from projections.odds.exact import exact
+from domain import bets, prices
+from domain.devig import devig_floats
+from domain.devig_exact import devig
+from domain.exact import exact
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "odds_reference.json").read_text())
 DEVIG = REFERENCE["devig"]

@@ -11,7 +11,7 @@ import msgspec
 from api.queries import markets as markets_sql
 from api.resources.markets import MarketLine, market_line
 from projections.deltas import line_data
-from projections.odds.devig import DEFAULT_METHOD, METHODS
+from domain.devig import DEFAULT_METHOD, METHODS
 from projections.reducers import reduce
 from projections.rows import TABLES, market_line_record, market_line_row
 from schemas.read_models import (

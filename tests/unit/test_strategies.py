@@ -12,12 +12,12 @@ import pytest
 
 from ingest.content import known_entries, plan
 from ingest.strategies import RECIPES, STRATEGIES, check_registry, parse_recipe, parse_strategy, read_registry, registry_root
-from projections.odds.checks import RUNNERS, read_input
+from domain.strategy_checks import RUNNERS, read_input
 from projections.reducers.content import reduce_strategy
-from schemas import formula_cards as cards
+from domain import formula_cards as cards
 from schemas.content import EntryError
 from schemas.strategies import FAMILIES, MAX_CHAIN, chain_number, family_order, load_strategy, strategy_id, version_hash
-from schemas.strategy_programs import PROGRAMS
+from domain.strategy_programs import PROGRAMS
 
 NOW = datetime(2026, 11, 26, 12, tzinfo=timezone.utc)
 KELLY = (registry_root() / "strategies/B5/kelly-criterion.toml").read_text()

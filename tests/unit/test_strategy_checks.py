@@ -1,4 +1,4 @@
-"""Strategy checks on the caller's numbers (api/strategy_check.py, projections/odds/checks.py):
+"""Strategy checks on the caller's numbers (api/strategy_check.py, domain/strategy_checks.py):
 the textbook results for any numbers (hypothesis), and the route each strategy takes."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 from api.problems import ProblemError
 from api.strategy_check import CheckRequest, run_check
 from ingest.strategies import read_registry, registry_root
-from projections.odds.checks import read_input, run
-from schemas.strategy_programs import PROGRAMS
+from domain.strategy_checks import read_input, run
+from domain.strategy_programs import PROGRAMS
 
 REGISTRY = {f.entry.slug: f.entry for f in read_registry(registry_root())[0]}
 probabilities = st.fractions(min_value=Fraction(1, 100), max_value=Fraction(99, 100), max_denominator=1000)

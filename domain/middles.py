@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from projections.odds.bets import check_stake
-from projections.odds.exact import InvalidInput
+from domain.bets import check_stake
+from domain.exact import InvalidInput
 
 MiddleKind = Literal["spread", "total"]
 Side = Literal["home", "away", "over", "under"]

@@ -4,7 +4,7 @@ and what it computes, with the formula card each figure comes from.
 A program is the maths of a kind of decision (size a stake, find an arbitrage, measure CLV...).
 A strategy file names its program, describes its inputs (which are execution inputs, what is
 assumed) and states its preconditions as tests on the program's figures; the ingest checks a
-file against its program here. The maths itself is in projections/odds/checks.py (the
+file against its program here. The maths itself is in domain/strategy_checks.py (the
 calculations' own functions), keyed by the same names. Pure data.
 """
 

@@ -1,7 +1,7 @@
 """The check programs strategies run (`POST /v1/strategies/{id}:check`): the caller's numbers
 through the engine's own maths, as named figures, each with the formula card it comes from.
 
-What each program takes and computes is declared in schemas/strategy_programs.py; here is how it
+What each program takes and computes is declared in domain/strategy_programs.py; here is how it
 computes, keyed by the same names (`RUNNERS`). No formula is written here: every figure comes
 from `bets`, `devig_exact` or `middles`, the same functions the calculations API runs. A figure
 with no card is plain arithmetic on other figures (a count, a product) and says so.
@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from projections.odds import bets, devig_exact, middles, prices
-from projections.odds.exact import InvalidInput, exact
-from schemas.strategy_programs import InputSpec
+from domain import bets, devig_exact, middles, prices
+from domain.exact import InvalidInput, exact
+from domain.strategy_programs import InputSpec
 
 Value = Fraction | bool | int | tuple | None
 MAX_ITEMS = 100

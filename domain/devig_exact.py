@@ -15,8 +15,8 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from projections.odds.devig import METHODS, devig_floats
-from projections.odds.exact import InvalidInput, round_half_even
+from domain.devig import METHODS, devig_floats
+from domain.exact import InvalidInput, round_half_even
 
 PRECISION = 50
 CONVERGED = Fraction(1, 10**12)

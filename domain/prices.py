@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Literal, NamedTuple
 
-from projections.odds.exact import InvalidInput, Number, exact, round_half_even
+from domain.exact import InvalidInput, Number, exact, round_half_even
 
 PriceFormat = Literal["decimal", "american", "fractional", "implied"]
 PRICE_FORMATS: tuple[PriceFormat, ...] = ("decimal", "american", "fractional", "implied")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal, Sequence
 
-from projections.odds.exact import InvalidInput
+from domain.exact import InvalidInput
 
 LegStatus = Literal["open", "won", "lost", "push", "void"]
 LEG_STATUSES: tuple[LegStatus, ...] = ("open", "won", "lost", "push", "void")

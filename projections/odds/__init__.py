@@ -1,2 +1,0 @@
-"""Odds maths: pure functions, no I/O. Used by the projector (consensus), the calculations API
-and the CLI."""
