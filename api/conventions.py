@@ -53,6 +53,8 @@ def schema_of(request: Request) -> str:
 
 
 def request_id(request: Request) -> str:
+    """The ID the front door gave this request (api/front.py); the one reader of it, for routes
+    and problem responses alike."""
     return request.scope.get("state", {}).get("request_id", "req_unknown")
 
 

@@ -11,6 +11,7 @@ from litestar.exceptions import HTTPException, MethodNotAllowedException, NotFou
 
 from access.headers import www_authenticate
 from access.keys import bearer_token
+from api.conventions import request_id
 from api.problems import CODE_BY_STATUS, ECHO_MAX, PROBLEM_MEDIA_TYPE, ProblemError, bounded, build_problem
 
 log = structlog.get_logger("api.errors")
@@ -29,10 +30,6 @@ def bounded_message(message: str) -> str:
     )
 
 
-def request_id_of(request: Request) -> str:
-    return request.scope.get("state", {}).get("request_id", "req_unknown")
-
-
 def docs_url_of(request: Request) -> str:
     return request.app.state.settings.docs_url
 
@@ -42,7 +39,7 @@ def problem_response(
     headers: dict[str, str] | None = None, retryable: bool | None = None,
 ) -> Response:
     problem = build_problem(
-        code, detail, param=param, request_id=request_id_of(request), docs_url=docs_url_of(request),
+        code, detail, param=param, request_id=request_id(request), docs_url=docs_url_of(request),
         retryable=retryable,
     )
     headers = dict(headers or {})
@@ -144,7 +141,7 @@ def _on_http(request: Request, exc: HTTPException) -> Response:
 
 
 def _on_unexpected(request: Request, exc: Exception) -> Response:
-    log.exception("unhandled error", path=request.url.path, request_id=request_id_of(request))
+    log.exception("unhandled error", path=request.url.path, request_id=request_id(request))
     return problem_response(request, "internal_error", "An unexpected error occurred; it has been logged.")
 
 
