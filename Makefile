@@ -11,8 +11,9 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # Re-install whenever the metadata changes, and rebuild the compiled fold (setup.py) whenever
-# a projections source changes: a compiled module shadows its source.
-$(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py) | $(BIN)/python
+# a projections source changes (a compiled module shadows its source) or a domain one does (the
+# fold is compiled against the domain's types).
+$(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py domain/*.py) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	@$(BIN)/python -c 'from projections import compiled; compiled.main()'
 	touch $(STAMP)

@@ -18,7 +18,8 @@ import msgspec
 from api import calc_models as m
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from domain import bets, devig_exact, middles, prices
+from domain import bets, middles, prices
+from domain import devig as margin  # `devig` here is the calculation
 from domain import formula_cards as cards
 from domain.exact import InvalidInput, exact, round_half_even, to_float
 
@@ -56,9 +57,9 @@ def convert(req: m.ConvertRequest) -> tuple[m.ConvertResult, list[str]]:
     ), ["odds.convert"]
 
 
-def _devig(method: str, odds: list[Any], price_format: str, field: str) -> devig_exact.Devig:
+def _devig(method: str, odds: list[Any], price_format: str, field: str) -> margin.Devig:
     decimal_odds = [_price(o, price_format, f"{field}[{i}]") for i, o in enumerate(odds)]
-    result = devig_exact.devig(method, decimal_odds)
+    result = margin.devig(method, decimal_odds)
     if not result.converged:
         raise ProblemError("calc_not_available", " ".join(result.messages), param="method")
     return result

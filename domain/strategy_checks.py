@@ -3,7 +3,7 @@ through the engine's own maths, as named figures, each with the formula card it 
 
 What each program takes and computes is declared in domain/strategy_programs.py; here is how it
 computes, keyed by the same names (`RUNNERS`). No formula is written here: every figure comes
-from `bets`, `devig_exact` or `middles`, the same functions the calculations API runs. A figure
+from `bets`, `devig` or `middles`, the same functions the calculations API runs. A figure
 with no card is plain arithmetic on other figures (a count, a product) and says so.
 
 Pure: no I/O, exact rationals throughout (`InvalidInput` names the input that cannot be used).
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from domain import bets, devig_exact, middles, prices
+from domain import bets, devig, middles, prices
 from domain.exact import InvalidInput, exact
 from domain.strategy_programs import InputSpec
 
@@ -110,7 +110,7 @@ def _arbitrage(v: Mapping[str, Any]) -> dict[str, Value]:
         raise InvalidInput("prices", "an arbitrage needs the best price of at least two outcomes")
     stake = v.get("stake")
     a = bets.arbitrage(quotes, stake if stake is not None else Fraction(1))
-    out: dict[str, Value] = {"booksum": a.booksum, "overround": devig_exact.overround(quotes),
+    out: dict[str, Value] = {"booksum": a.booksum, "overround": devig.overround(quotes),
                              "is_arbitrage": a.is_arbitrage, "roi": a.roi}
     if stake is not None:
         out.update(stakes=a.stakes, payout=a.payout, profit=a.profit)
@@ -123,7 +123,7 @@ def _devig(v: Mapping[str, Any]) -> dict[str, Value]:
     quotes, method = v["prices"], v.get("method", "multiplicative")
     if len(quotes) < 2:
         raise InvalidInput("prices", "a market needs the prices of at least two outcomes")
-    result = devig_exact.devig(method, quotes)
+    result = devig.devig(method, quotes)
     if not result.converged:
         raise InvalidInput("method", " ".join(result.messages))
     out: dict[str, Value] = {"overround": result.overround, "hold": result.hold,
@@ -147,7 +147,7 @@ def _clv(v: Mapping[str, Any]) -> dict[str, Value]:
     if closing_prices is not None:
         if selection is None or selection >= len(closing_prices):
             raise InvalidInput("selection", f"with closing_prices, your side's index, 0 to {len(closing_prices) - 1}")
-        fair = devig_exact.devig(v.get("method", "multiplicative"), closing_prices)
+        fair = devig.devig(v.get("method", "multiplicative"), closing_prices)
         closing = fair.probabilities[selection]
         if not 0 < closing < 1:
             raise InvalidInput("method", "this method puts your side outside (0, 1); choose another method")

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping, Sequence, cast
 
 from domain.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
+from domain.devig import hold as hold_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import Suspension
 from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES
@@ -154,7 +155,7 @@ def consensus(candidates: Sequence[BookQuote]) -> Consensus | None:
             prices.append((ds[mid - 1] + ds[mid]) / 2.0)
     total = sum(medians)
     probabilities = [m / total for m in medians]
-    hold = 1.0 - 1.0 / sum([1.0 / p for p in prices])
+    hold = hold_of(prices)
     fair = 1.0 / len(prices)
     # the outcomes themselves are built when a row or a delta shows them (`Consensus.outcomes`)
     newest = max([q.ts for q in eligible])

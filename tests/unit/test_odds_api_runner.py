@@ -10,7 +10,7 @@ import pytest
 from api import calc_run
 from api.conventions import RG_LINE
 from api.problems import ProblemError
-from domain import devig_exact
+from domain import devig as margin
 
 
 def run(name: str, body: dict):
@@ -18,16 +18,16 @@ def run(name: str, body: dict):
 
 
 def test_a_solver_failure_is_calc_not_available_never_a_silent_result(monkeypatch):
-    real = devig_exact.devig
+    real = margin.devig
 
     def failing(method, odds):
         result = real(method, odds)
-        return devig_exact.Devig(
+        return margin.Devig(
             result.method, result.probabilities, result.parameter, result.overround, result.hold,
             result.in_range, False, ("The power solver did not reach |sum - 1| <= 1e-12.",),
         )
 
-    monkeypatch.setattr(devig_exact, "devig", failing)
+    monkeypatch.setattr(margin, "devig", failing)
     with pytest.raises(ProblemError) as info:
         run("devig", {"odds": [2.1, 3.4, 3.6], "method": "power"})
     assert info.value.code == "calc_not_available" and info.value.param == "method"

@@ -8,8 +8,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from domain.devig import METHODS, devig_floats
-from domain.devig_exact import devig, hold, overround
+from domain.devig import METHODS, devig, devig_floats, hold, overround
 from domain.exact import InvalidInput, round_half_even
 from domain.prices import to_decimal
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from domain import bets, prices
 from domain.devig import devig_floats
-from domain.devig_exact import devig
+from domain.devig import devig
 from domain.exact import exact
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "odds_reference.json").read_text())
