@@ -12,7 +12,11 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from domain import prices
+from domain.bets import LegStatus
+from domain.devig import Method
 from domain.exact import NUMBER_PATTERN
+from domain.middles import Grade, MiddleKind, Side
 
 NumberText = Annotated[
     str,
@@ -24,12 +28,9 @@ NumberText = Annotated[
 Number = float | NumberText
 Odds = Annotated[Number, msgspec.Meta(description="A price in the request's `format`.")]
 PriceFormat = Annotated[
-    Literal["decimal", "american", "fractional", "implied"],
+    prices.PriceFormat,
     msgspec.Meta(description="How the prices are written: decimal odds, American odds, fractional odds or implied probability."),
 ]
-Method = Literal["multiplicative", "additive", "power", "shin", "odds_ratio"]
-LegStatus = Literal["open", "won", "lost", "push", "void"]
-Grade = Literal["win", "push", "lose"]
 
 
 class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -89,14 +90,14 @@ class ArbitrageRequest(Request):
 
 
 class MiddlePosition(Request):
-    side: Annotated[Literal["home", "away", "over", "under"], msgspec.Meta(description="home or away for a spread; over or under for a total.")]
+    side: Annotated[Side, msgspec.Meta(description="home or away for a spread; over or under for a total.")]
     line: Annotated[Number, msgspec.Meta(description="The spread (added to this side's score) or the total; whole or half points.")]
     odds: Odds
     stake: Number
 
 
 class MiddleRequest(Request):
-    kind: Literal["spread", "total"]
+    kind: MiddleKind
     positions: Annotated[list[MiddlePosition], msgspec.Meta(min_length=2, max_length=2)]
     format: PriceFormat = "decimal"
 

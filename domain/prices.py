@@ -6,20 +6,32 @@ stake included). The other formats, exactly:
 - American a:   d = 1 + a/100 for a >= +100,  d = 1 + 100/|a| for a <= -100
 - fractional f: d = 1 + f (f = profit per unit staked, e.g. 10/11)
 - implied p:    d = 1 / p
+
+Number type: `Fraction`. A served price, its American and fractional forms and the calculations
+built on them are exact (-110 American is 21/11 decimal, not 1.9090909090909092), so a figure
+never depends on where it was converted. The American <-> decimal pair (`decimal_of_american`,
+`american`) is written once, generic over the number it is given, because three callers hold
+other numbers by design and must not keep copies of the formula: ingest checks the source's
+`Decimal` digits, the sandbox simulates in floats, and the read models carry floats. Each of
+them gets the same expression evaluated in its own type.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypeVar
 
 from domain.exact import InvalidInput, Number, exact, round_half_even
 
 PriceFormat = Literal["decimal", "american", "fractional", "implied"]
 PRICE_FORMATS: tuple[PriceFormat, ...] = ("decimal", "american", "fractional", "implied")
+# the formats a book's quote arrives in (an event's `price_format`)
+QuoteFormat = Literal["decimal", "american"]
+QUOTE_FORMATS: tuple[QuoteFormat, ...] = ("decimal", "american")
 
-ONE = Fraction(1)
-HUNDRED = Fraction(100)
+N = TypeVar("N", Fraction, Decimal, float)  # the American <-> decimal pair works in any of these
+
 # the prices we serve: American -100,000,000 to +100,000,000; beyond that floats lose the sums
 MIN_DECIMAL_ODDS = 1 + Fraction(1, 1_000_000)
 MAX_DECIMAL_ODDS = Fraction(1_000_001)
@@ -44,7 +56,7 @@ def to_decimal(value: Number, price_format: PriceFormat = "decimal", field: str 
     elif price_format == "american":
         if -100 < x < 100:
             raise InvalidInput(field, f"American odds must be -100 or below, or +100 or above, got {_show(x)}")
-        d = 1 + (x / HUNDRED if x > 0 else HUNDRED / -x)
+        d = decimal_of_american(x)
     elif price_format == "fractional":
         if x <= 0:
             raise InvalidInput(field, f"fractional odds must be above zero, got {_show(x)}")
@@ -62,9 +74,14 @@ def to_decimal(value: Number, price_format: PriceFormat = "decimal", field: str 
     return d
 
 
-def american(d: Fraction) -> Fraction:
+def decimal_of_american(a: N) -> N:
+    """Decimal odds of American odds a (a >= +100 or a <= -100): 1 + a/100, or 1 + 100/|a|."""
+    return 1 + (a / 100 if a > 0 else 100 / -a)
+
+
+def american(d: N) -> N:
     """American odds of decimal odds d: positive (profit on 100) from 2.0 up, else negative (stake for 100)."""
-    return HUNDRED * (d - 1) if d >= 2 else -HUNDRED / (d - 1)
+    return 100 * (d - 1) if d >= 2 else -100 / (d - 1)
 
 
 def fractional(d: Fraction) -> Fraction:

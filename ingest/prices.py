@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from domain.prices import QuoteFormat, decimal_of_american
 from schemas.bounds import price_ok, price_problem
-from schemas.events import PriceFormat
 
-ONE = Decimal(1)
-HUNDRED = Decimal(100)
 # a real book's market sums its implied probabilities to a little over 1 (measured on the
 # samples: 1.0008 to 1.1752 for back markets); outside these bounds the quote is a placeholder
 # (betfair's -5000/-5000 sums to 1.96) or broken
@@ -24,7 +22,7 @@ class BadPrice(ValueError):
     pass
 
 
-def infer_format(prices: Sequence[Decimal]) -> PriceFormat:
+def infer_format(prices: Sequence[Decimal]) -> QuoteFormat:
     """American or decimal, from the prices of one market.
 
     American prices are <= -100 or >= +100; decimal prices are > 1. A negative price is
@@ -39,27 +37,14 @@ def infer_format(prices: Sequence[Decimal]) -> PriceFormat:
     return "american"
 
 
-def check(price: Decimal, fmt: PriceFormat) -> None:
+def check(price: Decimal, fmt: QuoteFormat) -> None:
     """A finite price within the bounds of its format (schemas/bounds.py)."""
     problem = price_problem(price, fmt)
     if problem:
         raise BadPrice(problem)
 
 
-def implied(price: Decimal, fmt: PriceFormat) -> Decimal:
-    """The implied probability of one price (vig included)."""
-    if fmt == "decimal":
-        return ONE / price
-    if price > 0:
-        return HUNDRED / (price + HUNDRED)
-    return -price / (-price + HUNDRED)
-
-
-def overround(prices: Sequence[Decimal], fmt: PriceFormat) -> Decimal:
-    return sum((implied(p, fmt) for p in prices), Decimal(0))
-
-
-def check_market(prices: Sequence[Decimal], fmt: PriceFormat, exchange: bool) -> None:
+def check_market(prices: Sequence[Decimal], fmt: QuoteFormat, exchange: bool) -> None:
     """Every price valid; a book's back market must sum to a plausible overround.
     Exchange lay markets are exempt (their implied probabilities sum below 1 by nature).
     (A check only, so in floats: the prices themselves stay exact.)"""
@@ -71,7 +56,7 @@ def check_market(prices: Sequence[Decimal], fmt: PriceFormat, exchange: bool) ->
     total = 0.0
     for p in prices:
         x = float(p)
-        total += 1.0 / x if fmt == "decimal" else (100.0 / (x + 100.0) if x > 0 else -x / (100.0 - x))
+        total += 1.0 / (x if fmt == "decimal" else decimal_of_american(x))
     if not _MIN <= total <= _MAX:
         raise BadPrice(
             f"implausible overround {total:.4f} (placeholder or broken prices {', '.join(str(p) for p in prices)})"

@@ -20,12 +20,12 @@ import msgspec
 
 from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS
 from domain.ids import PREFIXES, _encode
+from domain.prices import QuoteFormat
 from schemas.library import LibraryEntry
 from schemas.strategies import RecipeEntry, StrategyEntry
 
 GameStatus = Literal["scheduled", "live", "final", "postponed", "cancelled", "suspended"]
 MarketKind = Literal["game", "prop", "future", "exchange"]
-PriceFormat = Literal["decimal", "american"]
 SeasonType = Literal["regular", "postseason", "preseason"]
 NewsKind = Literal["injury", "transaction", "news"]
 GameDay = Literal["active", "inactive", "out"]
@@ -107,7 +107,7 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     participant_id: str | None = None
     price: Decimal
-    price_format: PriceFormat
+    price_format: QuoteFormat
     point: Decimal | None = None
 
 

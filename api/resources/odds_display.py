@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from domain import prices
+
 
 class Price(msgspec.Struct, kw_only=True):
     """One price in two formats: `decimal` and `american` at full precision, and how each reads."""
@@ -36,11 +38,9 @@ def number(value: Any) -> float | None:
 
 
 def american(decimal: float) -> float:
-    """American odds of a decimal price > 1: +(d - 1) * 100 from evens up, else -100 / (d - 1).
-    Rounded to 10 places: the float division leaves noise such as -101.99999999999999 for a
+    """American odds of a decimal price > 1 (domain/prices.py), rounded to 10 places: the float division leaves noise such as -101.99999999999999 for a
     price quoted at -102, and no American price means anything below a ten-billionth."""
-    value = (decimal - 1.0) * 100.0 if decimal >= 2.0 else -100.0 / (decimal - 1.0)
-    return round(value, 10)
+    return round(prices.american(decimal), 10)
 
 
 def american_display(value: float) -> str:

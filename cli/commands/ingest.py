@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from domain.prices import QUOTE_FORMATS
 from cli.common import DataDir, JsonFlag, console, err_console, fail, print_json, settings_for
 
 
@@ -26,10 +27,8 @@ class DatasetChoice(str, Enum):
     test = "test"
 
 
-class PriceFormatChoice(str, Enum):
-    auto = "auto"
-    american = "american"
-    decimal = "decimal"
+# the formats a quote arrives in (domain/prices.py), or auto: inferred per market
+PriceFormatChoice = Enum("PriceFormatChoice", {name: name for name in ("auto", *QUOTE_FORMATS)}, type=str)
 
 
 DatasetOpt = Annotated[

@@ -13,7 +13,9 @@ import random
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from schemas.events import Outcome, PriceFormat
+from domain import prices
+from domain.prices import QuoteFormat
+from schemas.events import Outcome
 
 MARGIN_SD = 13.5  # points, whole game
 TOTAL_SD = 10.0
@@ -25,7 +27,7 @@ MAX_DECIMAL = 101.0
 class SimBook:
     key: str
     name: str
-    price_format: PriceFormat
+    price_format: QuoteFormat
     vig: float  # overround above 1, split multiplicatively
     shade: float  # points this book shades the line towards the home side
 
@@ -63,7 +65,7 @@ def price(p: float, book: SimBook) -> Decimal:
     d = min(MAX_DECIMAL, max(MIN_DECIMAL, 1.0 / (p * (1.0 + book.vig))))
     if book.price_format == "decimal":
         return Decimal(str(d)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)
-    american = (d - 1.0) * 100.0 if d >= 2.0 else -100.0 / (d - 1.0)
+    american = prices.american(d)
     step = 5 if abs(american) < 1000 else 50
     value = int(round(american / step) * step)
     if -100 < value < 100:

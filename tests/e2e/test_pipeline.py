@@ -13,12 +13,13 @@ import signal
 import statistics
 import time
 from datetime import datetime, timezone
-from decimal import Decimal
+from fractions import Fraction
 from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 
+from domain import prices
 from ingest.samples import SAMPLES
 from tests.e2e.stack import Stack, alive, processes_of
 
@@ -124,7 +125,7 @@ def test_one_game_per_real_game_across_nflverse_and_the_odds_api(stack):
 
 
 def american_to_decimal(price: int) -> float:
-    return float(1 + (Decimal(price) / 100 if price > 0 else Decimal(100) / -price))
+    return float(prices.decimal_of_american(Fraction(price)))
 
 
 def test_consensus_no_vig_equals_a_recomputation_from_the_source_quotes(stack):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from domain import prices
 from domain.ids import is_id
 from schemas.natural_keys import market_id
 from tests.support.api_fixtures import *  # noqa: F403
@@ -18,7 +19,7 @@ API_DIR = Path(__file__).resolve().parents[2] / "api"
 
 
 def _decimal(american: int) -> float:
-    return 1 + american / 100 if american > 0 else 1 + 100 / -american
+    return prices.decimal_of_american(float(american))
 
 
 def _independent_consensus(event: dict, mtype: str, point: float | None) -> tuple[list[float], list[float], int]:

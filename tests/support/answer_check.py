@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from domain import prices
 from domain.ids import is_id
 from schemas.library import entry_id
 from schemas.strategies import strategy_id
@@ -55,8 +56,7 @@ def player_weeks() -> list[dict[str, str]]:
 
 
 def _decimal(american: str) -> Fraction:
-    a = Fraction(american)
-    return 1 + (a / 100 if a > 0 else 100 / -a)
+    return prices.decimal_of_american(Fraction(american))
 
 
 def closing_line(game: str, market: str) -> dict[str, Fraction]:

@@ -24,8 +24,9 @@ from zoneinfo import ZoneInfo
 
 import asyncpg
 
-from projections import stat_rules
+from domain import prices
 from domain.devig import METHODS, devig_floats
+from projections import stat_rules
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 from schemas.reference import COMPETITIONS, SPORTS
 
@@ -57,8 +58,7 @@ _STAT_LABELS = {
 
 
 def american_to_decimal(american: int | float) -> float:
-    a = float(american)
-    return 1.0 + (a / 100.0 if a > 0 else 100.0 / -a)
+    return prices.decimal_of_american(float(american))
 
 
 def _prov(source: str, source_ts: datetime, source_id: str | None = None, ingest_ts: datetime | None = None) -> dict:
