@@ -32,7 +32,14 @@ PREFIXES = {
     "key": "key_",  # internal: API key handles (never the secret)
 }
 _BODY = f"[{ALPHABET}]{{{ID_LENGTH}}}"
-ID_PATTERNS = {kind: re.compile(f"^{prefix}{_BODY}$") for kind, prefix in PREFIXES.items()}
+
+
+def id_regex(kind: str) -> str:
+    """An ID of this kind as a regular expression, unanchored, for a larger pattern to embed."""
+    return PREFIXES[kind] + _BODY
+
+
+ID_PATTERNS = {kind: re.compile(f"^{id_regex(kind)}$") for kind in PREFIXES}
 # the separator cannot appear in a key part written by a person, so ("a b", "c") != ("a", "b c")
 _SEP = "\x1f"
 

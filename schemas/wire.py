@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from schemas.answers import Answer
-from domain.ids import ALPHABET, ID_LENGTH, PREFIXES
+from domain.ids import id_regex
 from schemas.read_models import LineData  # a line: its one definition
 
 DeltaType = Literal["game.state", "market.update", "market.suspended", "answer.update"]
@@ -109,7 +109,7 @@ KIND_OF_TYPE = {"game.state": "game", "market.update": "market", "market.suspend
 
 def topic_pattern(kind: str) -> str:
     """The regular expression of a served topic of `kind` (`^market:mkt_…$`)."""
-    return f"^{kind}:{PREFIXES[kind]}[{ALPHABET}]{{{ID_LENGTH}}}$"
+    return f"^{kind}:{id_regex(kind)}$"
 
 
 def game_topic(game_id: str) -> str:

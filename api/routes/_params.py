@@ -13,10 +13,10 @@ from litestar.params import QueryParameter
 from api.conventions import decode_cursor
 from api.problems import ProblemError
 from api.resources.common import UTC
-from domain.ids import ID_PATTERNS
+from domain.ids import ID_PATTERNS, id_regex
 
 SLUG = r"^[a-z0-9][a-z0-9_]{0,40}$"
-COMPETITION_REF = r"^(cmp_[0-9a-hjkmnp-tv-z]{20}|[a-z0-9][a-z0-9_]{0,39})$"
+COMPETITION_REF = rf"^({id_regex('competition')}|[a-z0-9][a-z0-9_]{{0,39}})$"
 SEASON = r"^[0-9]{4}(-[0-9]{2})?$"
 MARKET_TYPE = r"^[a-z0-9][a-z0-9_]{0,63}$"
 
