@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 import asyncpg
 
 from domain import prices
-from domain.devig import METHODS, devig_floats
+from domain.devig import METHODS, devig_floats, hold as hold_of
 from projections import stat_rules
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 from schemas.reference import COMPETITIONS, SPORTS
@@ -98,7 +98,7 @@ def consensus(books: list[list[float]]) -> tuple[list[float], dict[str, list[flo
         medians = [statistics.median(p[m][i] for p in per_book) for i in range(n)]
         total = sum(medians)
         probabilities[m] = [x / total for x in medians]
-    hold = 1.0 - 1.0 / sum(1.0 / d for d in prices)
+    hold = hold_of(prices)
     return prices, probabilities, hold
 
 
