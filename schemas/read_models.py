@@ -157,7 +157,7 @@ class GameRecord(msgspec.Struct, kw_only=True):
     neutral_site: bool
     home_team_id: str
     away_team_id: str
-    status: str  # as reported (schemas.game_status); readers serve the status against the clock
+    status: str  # as reported (domain.game_status); readers serve the status against the clock
     score_home: int | None
     score_away: int | None
     period: str | None
