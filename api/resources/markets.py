@@ -18,14 +18,13 @@ from api.conventions import RG_LINE
 from api.resources.common import Meta, Provenance, attribution_for, provenance, utc
 from api.resources.freshness import market_stale_after_ms
 from api.resources.odds_display import Price, fair_price, number, percent, price
-from domain.devig import METHODS
+from domain.devig import METHODS, Method
 from schemas.read_models import (
     Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, Point, record,
 )
 from schemas.wire import market_topic
 
-DevigMethod = Literal["multiplicative", "additive", "power", "shin", "odds_ratio"]
-assert set(DevigMethod.__args__) == set(METHODS)  # type: ignore[attr-defined]
+DevigMethod = Method  # the methods `?devig=` accepts: the domain's own list
 
 
 class Market(Meta, kw_only=True, tag_field="object", tag="market"):
