@@ -56,7 +56,9 @@ TEAM_MIN = 0.8
 def pick_entities(hits: Sequence[Mapping[str, Any]], phrases: Sequence[str]) -> Named:
     """The entities a question names: longest phrases first, each word used once; per phrase the
     closest entity (teams before players on a tie; a player's name must match, not his team's
-    abbreviation)."""
+    abbreviation). A phrase of several words that names something only approximately gives way
+    when each of its words names something exactly ("packers eagles" is close to Crystal
+    Palace's "palace eagles", but names the Packers and the Eagles)."""
     by_phrase: dict[str, list[Mapping[str, Any]]] = {}
     for hit in hits:
         by_phrase.setdefault(hit["phrase"], []).append(hit)
@@ -67,32 +69,13 @@ def pick_entities(hits: Sequence[Mapping[str, Any]], phrases: Sequence[str]) -> 
         words = set(phrase.split())
         if words & used:
             continue
-        best: list[tuple[float, int, Mapping[str, Any]]] = []
-        for hit in by_phrase.get(phrase, ()):
-            kind = hit["kind"]
-            if kind == "player":
-                score = float(hit["name_score"])
-                if len(phrase) <= _SHORT or score < PLAYER_MIN or not _initials_match(phrase, hit["name"]):
-                    continue
-                rank = 1
-            elif kind == "team":
-                score = float(hit["term_score"])
-                if score < TEAM_MIN or (len(phrase) <= _SHORT and score < 1.0) or not _initials_match(
-                        phrase, f"{hit['name']} {hit['terms']}"):
-                    continue
-                rank = 0
-            elif kind == "competition":
-                score = float(hit["term_score"])
-                if score < 0.8:
-                    continue
-                rank = 2
-            else:
-                continue
-            best.append((score, rank, hit))
+        best = _candidates(phrase, by_phrase.get(phrase, ()))
         if not best:
             continue
-        best.sort(key=lambda b: (-b[0], b[1]))
         top_score, _, top = best[0]
+        if top_score < 1.0 and len(words) > 1 and all(
+                (c := _candidates(w, by_phrase.get(w, ()))) and c[0][0] >= 1.0 for w in words):
+            continue
         if top["id"] in seen:
             used |= words
             continue
@@ -116,6 +99,35 @@ def pick_entities(hits: Sequence[Mapping[str, Any]], phrases: Sequence[str]) -> 
         else:
             named.competition = entity.competition
     return named
+
+
+def _candidates(phrase: str, hits: Sequence[Mapping[str, Any]]) -> list[tuple[float, int, Mapping[str, Any]]]:
+    """(score, rank, hit) of what `phrase` may name, closest first (teams, then players, then
+    competitions on a tie)."""
+    best: list[tuple[float, int, Mapping[str, Any]]] = []
+    for hit in hits:
+        kind = hit["kind"]
+        if kind == "player":
+            score = float(hit["name_score"])
+            if len(phrase) <= _SHORT or score < PLAYER_MIN or not _initials_match(phrase, hit["name"]):
+                continue
+            rank = 1
+        elif kind == "team":
+            score = float(hit["term_score"])
+            if score < TEAM_MIN or (len(phrase) <= _SHORT and score < 1.0) or not _initials_match(
+                    phrase, f"{hit['name']} {hit['terms']}"):
+                continue
+            rank = 0
+        elif kind == "competition":
+            score = float(hit["term_score"])
+            if score < 0.8:
+                continue
+            rank = 2
+        else:
+            continue
+        best.append((score, rank, hit))
+    best.sort(key=lambda b: (-b[0], b[1]))
+    return best
 
 
 def _initials_match(phrase: str, name: str) -> bool:
