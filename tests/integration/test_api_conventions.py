@@ -12,7 +12,7 @@ from litestar.testing import AsyncTestClient
 
 from api.app import create_app
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import nfl_game_id
+from tests.support.sample_fold import nfl_game_id
 
 PROBLEM_FIELDS = {"type", "title", "status", "code", "detail", "param", "doc_url", "request_id", "retryable", "display_message"}
 READ_ROUTES = ("/v1/sports", "/v1/competitions", "/v1/games", "/v1/slate", "/v1/search?q=chiefs")
@@ -130,7 +130,7 @@ async def test_test_mode_keys_read_the_sandbox_only(api_settings, api_keys, samp
         assert games and {g["competition"] for g in games} == {"epl"}
         # the sandbox day is the default slate day in test mode
         slate = (await client.get("/v1/slate", params={"tz": "Europe/London"})).json()
-        assert slate["date"] == "2024-08-19" and [g["name"] for g in slate["data"]] == ["Leicester City v Tottenham Hotspur"]
+        assert slate["date"] == "2024-08-19" and [g["name"] for g in slate["data"]] == ["Tottenham Hotspur at Leicester City"]
         gid = nfl_game_id(next(g for g in sample.schedule if g["game_id"] == "2024_01_BAL_KC"))
         assert (await client.get(f"/v1/games/{gid}")).status_code == 404
         assert (await client.get("/v1/search", params={"q": "Kansas City Chiefs", "kind": "team"})).json()["data"] == []

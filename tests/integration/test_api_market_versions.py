@@ -77,7 +77,7 @@ async def test_while_not_listening_changes_are_served_by_the_very_next_call(
     pg_server, sample_template, tmp_path, monkeypatch, sample,
 ):
     # a database of its own: the module's other test changes the same market
-    name = await _clone(pg_server, sample_template[0])
+    name = await _clone(pg_server, sample_template)
     db = with_database(pg_server, name)
     try:
         conn = await asyncpg.connect(db)

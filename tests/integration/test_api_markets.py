@@ -13,9 +13,11 @@ from domain import prices
 from domain.ids import is_id
 from schemas.natural_keys import market_id
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import EXCHANGES, nfl_game_id
+from tests.support.sample_fold import ODDS_API, SAMPLES, game_of, nfl_game_id
 
 API_DIR = Path(__file__).resolve().parents[2] / "api"
+# betting exchanges among the file's books: their prices are not a bookmaker's, so no consensus
+EXCHANGES = {"betfair", "matchbook", "betfair_ex_eu", "betfair_ex_uk", "smarkets"}
 
 
 def _decimal(american: int) -> float:
@@ -63,11 +65,11 @@ async def test_market_detail_equals_an_independent_recomputation_from_the_quotes
     assert [o["selection"] for o in main["outcomes"]] == ["home", "away"]
     assert main["outcomes"][0]["consensus_price"]["american_display"] == "-110"
     assert main["outcomes"][0]["no_vig_probability_display"] == "50.00%" and main["hold_display"] == "4.55%"
-    # betus alone hung 3: an alternate line of one book
+    # betus alone hung 3: an alternate line of one bookmaker, whose prices are no consensus
     assert [(line["point"], line["books"], line["is_main"]) for line in market["alternate_lines"]] == [(3.0, 1, False)]
-    alt_prices, alt_p, _ = _independent_consensus(event, "spreads", 3)
-    assert market["alternate_lines"][0]["outcomes"][0]["no_vig_probability"] == pytest.approx(alt_p[0], abs=1e-12)
-    assert market["alternate_lines"][0]["outcomes"][1]["consensus_price"]["american"] == pytest.approx(100.0)
+    assert _independent_consensus(event, "spreads", 3)[2] == 1
+    assert all(o["consensus_price"] is None and o["no_vig_probability"] is None
+               for o in market["alternate_lines"][0]["outcomes"])
     assert market["devig"] == {
         "method": "multiplicative", "card": "devig.multiplicative@1",
         "methods": ["multiplicative", "additive", "power", "shin", "odds_ratio"],
@@ -110,16 +112,33 @@ async def test_devig_method_is_chosen_per_request_and_unknown_methods_are_refuse
 
 
 async def test_a_three_way_soccer_market(api):
-    games = (await api.get("/v1/games", params={"competition": "epl", "limit": 1})).json()["data"]
-    markets = (await api.get("/v1/markets", params={"game_id": games[0]["id"]})).json()["data"]
-    detail = (await api.get(f"/v1/markets/{markets[0]['id']}")).json()
+    with open(SAMPLES / "oddsapi" / "soccer_serie_a_2021_h2h_decimal.json") as f:
+        event = json.load(f)[0]  # Atalanta BC v Spezia, 2021-11-20: ten bookmakers and an exchange
+    mid = market_id(game_of(ODDS_API, event["id"]), "game", "h2h", "full", None)
+    detail = (await api.get(f"/v1/markets/{mid}")).json()
     outcomes = detail["main_line"]["outcomes"]
     assert [o["selection"] for o in outcomes] == ["home", "away", "draw"]
-    assert [o["consensus_price"]["decimal"] for o in outcomes] == [5.0, 1.6, 4.2]  # Leicester v Tottenham, betway
-    implied = [1 / 5.0, 1 / 1.6, 1 / 4.2]
-    for o, q in zip(outcomes, implied):
-        assert o["no_vig_probability"] == pytest.approx(q / sum(implied), abs=1e-12)
+    names = (event["home_team"], event["away_team"], "Draw")
+    books = [[{o["name"]: o["price"] for o in b["markets"][0]["outcomes"]}[n] for n in names]
+             for b in event["bookmakers"] if b["key"] not in EXCHANGES]
+    assert detail["main_line"]["books"] == len(books) == 10
+    novig = [[(1 / d) / sum(1 / x for x in book) for d in book] for book in books]
+    medians = [statistics.median(p[i] for p in novig) for i in range(3)]
+    for i, o in enumerate(outcomes):
+        assert o["consensus_price"]["decimal"] == pytest.approx(statistics.median(b[i] for b in books), abs=1e-12)
+        assert o["no_vig_probability"] == pytest.approx(medians[i] / sum(medians), abs=1e-12)
     assert detail["main_line"]["point"] is None and detail["alternate_lines"] == []
+
+
+async def test_one_bookmakers_prices_are_not_served_as_a_consensus(api):
+    """The 2024 EPL file has one book (betway) per game: its prices are no consensus."""
+    with open(SAMPLES / "oddsapi" / "soccer_epl_2024_h2h_decimal.json") as f:
+        event = json.load(f)[0]  # Leicester City v Tottenham Hotspur, betway alone
+    mid = market_id(game_of(ODDS_API, event["id"]), "game", "h2h", "full", None)
+    detail = (await api.get(f"/v1/markets/{mid}")).json()
+    outcomes = detail["main_line"]["outcomes"]
+    assert [o["selection"] for o in outcomes] == ["home", "away", "draw"]
+    assert all(o["consensus_price"] is None and o["no_vig_probability"] is None for o in outcomes)
 
 
 async def test_a_games_markets_in_registry_order(api, sample):
@@ -132,7 +151,8 @@ async def test_a_games_markets_in_registry_order(api, sample):
     for m in page["data"]:
         assert is_id("market", m["id"]) and m["game_id"] == gid and m["rg_line"]
         assert m["stale_after_ms"] is None  # the game is final: its closing lines no longer move
-        assert "main_line" not in m and m["books"] == 1
+        # nflverse's closing line is a published line, not a bookmaker: no bookmaker counted
+        assert "main_line" not in m and m["books"] == 0
     spreads = next(m for m in page["data"] if m["type"] == "spreads")
     assert spreads["main_point"] == -3.0  # KC -3 at home
     first = (await api.get("/v1/markets", params={"game_id": gid, "limit": 2})).json()

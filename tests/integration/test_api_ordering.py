@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import nfl_game_id
+from tests.support.sample_fold import nfl_game_id
 
 
 async def test_list_order_is_independent_of_prices(api, api_db, sample):

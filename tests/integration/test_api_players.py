@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import SAMPLES, nfl_game_id, nfl_player, nfl_team
+from tests.support.sample_fold import INGESTED, SAMPLES, nfl_game_id, nfl_player, nfl_team
 
 
 async def test_a_player_with_real_injury_reports_news_and_stat_lines(api, sample):
@@ -29,7 +29,7 @@ async def test_a_player_with_real_injury_reports_news_and_stat_lines(api, sample
     published = [n["published_at"] for n in p["news"]]
     assert published == sorted(published, reverse=True) and published[0] == "2024-11-08T17:55:59Z"
     assert all(n["kind"] == "injury" and len(n["headline"]) <= 200 and "\n" not in n["headline"] for n in p["news"])
-    assert [(s["season"], s["basis"]) for s in p["season_lines"]] == [("2024", "per_game"), ("2024", "total")]
+    assert [(s["season"], s["basis"]) for s in p["season_lines"]] == [("2024", "per_game"), ("2024", "rate"), ("2024", "total")]
     assert all(s["game_id"] is None for s in p["season_lines"])
     with open(SAMPLES / "nflverse" / "player_stats_2024_weeks01-03.csv", newline="") as f:
         weeks = {int(r["week"]): r for r in csv.DictReader(f) if r["player_id"] == "00-0037005"}
@@ -42,7 +42,8 @@ async def test_a_player_with_real_injury_reports_news_and_stat_lines(api, sample
     assert [g["game_id"] for g in p["game_lines"]] == [nfl_game_id(game)]
     assert p["game_lines"][0]["stats"]["receptions"] == int(weeks[latest]["receptions"])
     assert p["rg_line"] is None and p["live_topics"] == [] and p["stale_after_ms"] is None
-    assert p["as_of"] == "2024-11-08T17:55:59Z" and "nflverse" in p["attribution"]
+    # as of its newest part: the stat lines, which the file gives no time for, as of when they were read
+    assert p["as_of"] == INGESTED.strftime("%Y-%m-%dT%H:%M:%SZ") and "nflverse" in p["attribution"]
 
 
 async def test_a_player_on_no_report_has_no_injury_member(api):

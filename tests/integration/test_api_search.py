@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from schemas.natural_keys import competition_id
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import nfl_player, nfl_team
+from tests.support.sample_fold import nfl_player, nfl_team
 
 
 async def test_misspelt_names_find_players_and_teams_best_first(api):

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import nfl_game_id
+from tests.support.sample_fold import nfl_game_id
 
 
 def _hours(slate: dict) -> float:

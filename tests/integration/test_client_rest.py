@@ -17,7 +17,7 @@ from api.app import create_app
 from client import models
 from schemas.natural_keys import market_id
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.read_models import SAMPLES, nfl_game_id, nfl_player
+from tests.support.sample_fold import SAMPLES, nfl_game_id, nfl_player
 
 
 @pytest.fixture(scope="module")

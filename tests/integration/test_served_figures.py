@@ -22,7 +22,7 @@ from schemas.natural_keys import game_id, player_id, team_id
 from tests.conftest import SESSION_TAG, with_database
 from tests.support.search_relevance import load_queries, relevance
 from tests.support.served_pipeline import load_samples
-from tests.support.read_models import SAMPLES
+from tests.support.sample_fold import SAMPLES
 
 KEY_SECRET = "test-secret"
 

@@ -23,7 +23,8 @@ import httpx
 
 from access.store import create_key
 from tests.perf.run import ROOT, BenchContext, Figure
-from tests.support import read_models
+from tests.support.projection_harness import project
+from tests.support.sample_fold import sample_events
 from tests.support.answer_check import check, load_questions
 from tests.support.library_models import insert_library
 from tests.support.live_server import api_server
@@ -51,7 +52,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     settings = await ctx.fresh_settings(key_secret=KEY_SECRET)
     conn = await asyncpg.connect(settings.database_url)
     try:
-        await read_models.load(conn, "live")
+        await project(settings, conn, sample_events(), "live")
         await insert_library(conn, "live")
         await insert_registry(conn, "live")
         key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale", scopes={"run:answers"},

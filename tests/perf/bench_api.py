@@ -26,7 +26,9 @@ from access.store import create_key
 from api.front import COMPRESS_LEVEL
 from schemas.natural_keys import market_id
 from tests.perf.run import BenchContext, Figure
-from tests.support import read_models
+from tests.support.projection_harness import project
+from tests.support.sample_fold import sample_events
+from tests.support.sample_fold import sample as sample_files
 from tests.support.live_server import api_server
 
 CONNECTIONS = 64
@@ -74,7 +76,8 @@ async def run(ctx: BenchContext) -> list[Figure]:
     settings = await ctx.fresh_settings(key_secret=KEY_SECRET)
     conn = await asyncpg.connect(settings.database_url)
     try:
-        sample = await read_models.load(conn, "live")
+        await project(settings, conn, sample_events(), "live")
+        sample = sample_files()
         key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale",
                                   scopes={"read:odds", "read:players", "read:reference"}, mode="live")
     finally:

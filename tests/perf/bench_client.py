@@ -52,7 +52,8 @@ from infra.net import free_port
 from infra.topics import ensure_topics
 from schemas.datasets import WIRE_DELTAS, pg_schema, topic_name
 from tests.perf.run import BenchContext, Figure
-from tests.support import read_models
+from tests.support.projection_harness import project
+from tests.support.sample_fold import sample_events
 from tests.support.live_server import api_process, api_server
 from wire.snapshots import market_snapshot
 
@@ -106,7 +107,7 @@ async def _wire_setup(ctx: BenchContext, accounts: int, markets: int):
     schema = pg_schema("live")
     conn = await asyncpg.connect(settings.database_url)
     try:
-        await read_models.load(conn, "live")
+        await project(settings, conn, sample_events(), "live")
         keys = [(await create_key(conn, KEY_SECRET.encode(), account=f"bench{i}", plan="scale",
                                   scopes={"read:odds", "wire:connect"}, mode="live"))[0] for i in range(accounts)]
     finally:
@@ -331,7 +332,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     settings = await ctx.fresh_settings(key_secret=KEY_SECRET)
     conn = await asyncpg.connect(settings.database_url)
     try:
-        await read_models.load(conn, "live")
+        await project(settings, conn, sample_events(), "live")
         key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale",
                                   scopes={"read:odds", "read:players", "read:reference"}, mode="live")
     finally:

@@ -50,7 +50,8 @@ from infra.topics import ensure_topics
 from schemas.datasets import WIRE_DELTAS, topic_name
 from schemas.wire import Envelope, encode_envelope
 from tests.perf.run import ROOT, BenchContext, Figure
-from tests.support import read_models
+from tests.support.projection_harness import project
+from tests.support.sample_fold import sample_events
 from tests.support.live_server import api_process
 from tests.support.processes import stop
 from wire.limits import PER_ADDRESS
@@ -254,7 +255,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     await ensure_topics(settings)
     conn = await asyncpg.connect(settings.database_url)
     try:
-        await read_models.load(conn, "live")
+        await project(settings, conn, sample_events(), "live")
         slate = await _slate(conn)
         accounts = -(-SOCKETS // PER_ACCOUNT)
         keys = []

@@ -18,7 +18,7 @@ from domain import prices
 from domain.ids import is_id
 from schemas.library import entry_id
 from schemas.strategies import strategy_id
-from tests.support.read_models import SAMPLES, nfl_game_id
+from tests.support.sample_fold import SAMPLES, nfl_game_id
 
 QUESTIONS = Path(__file__).with_name("answer_questions.toml")
 REL = 1e-9

@@ -1,6 +1,6 @@
-"""Fixtures for the read-API tests: one database per session with the sample read models
-loaded (cloned per module, so tests that write never disturb others), and the served app
-(front door, access, routes, lifespan) driven in process.
+"""Fixtures for the read-API tests: one database per session whose read models the real
+projector wrote from the sample files (cloned per module, so tests that write never disturb
+others), and the served app (front door, access, routes, lifespan) driven in process.
 
 Callers use a Scale-plan key (3000 calls a minute) so the suite is not throttled by the
 anonymous plan's per-address limits; keyless behaviour is tested where it matters.
@@ -18,11 +18,13 @@ from litestar.testing import AsyncTestClient
 from access.store import create_key
 from api.app import create_app
 from infra.db import connect
-from infra.settings import load_settings
+from infra.settings import Settings, load_settings
 from tests.conftest import SESSION_TAG, with_database
-from tests.support import read_models
 from tests.support.library_models import insert_library, library_rows
+from tests.support.projection_harness import project
 from tests.support.registry_models import insert_registry, registry_rows
+from tests.support.sample_fold import EPL_2024, Sample, file_events, sample_events
+from tests.support.sample_fold import sample as sample_files
 
 KEY_SECRET = "test-secret"
 READ_SCOPES = {"read:odds", "read:players", "read:reference"}
@@ -50,50 +52,34 @@ async def _drop(pg_server: str, name: str) -> None:
 
 @pytest.fixture(scope="session")
 async def sample_template(pg_server, pg_template):
-    """A migrated database holding the sample read models in `live`, and in `test` (the
-    sandbox) only the 2024 EPL games, so a leak between datasets shows."""
+    """A migrated database whose `live` read models the real projector wrote from every live
+    sample file (as `svc sample load` does, without the broker), and whose `test` ones (the
+    sandbox) from the 2024 EPL games only, so a leak between datasets shows."""
     name = await _clone(pg_server, pg_template)
     conn = await connect(with_database(pg_server, name))
     try:
-        rows, sample = read_models.build()
-        await read_models.insert(conn, "live", rows)
-        await read_models.insert(conn, "test", _sandbox(rows))
+        settings = Settings()
+        await project(settings, conn, sample_events(), "live")
+        await project(settings, conn, file_events()[EPL_2024], "test")
         library, registry = library_rows(), registry_rows()
         for schema in ("live", "test"):  # the library and registry are in both datasets, as `svc sample load` puts them
             await insert_library(conn, schema, library)
             await insert_registry(conn, schema, registry)
+        await conn.execute("ANALYZE")  # planner statistics, as a served database has them
     finally:
         await conn.close()
-    yield name, sample
+    yield name
     await _drop(pg_server, name)
 
 
-def _sandbox(rows: read_models.Rows) -> read_models.Rows:
-    """The sandbox: the reference data and the 2024 EPL games with their markets only."""
-    t = rows.tables
-    games = {g["id"] for g in t["games"] if g["competition"] == "epl"}
-    markets = {m["id"] for m in t["markets"] if m["game_id"] in games}
-    out = read_models.Rows()
-    out.tables.update(
-        sports=t["sports"], competitions=t["competitions"],
-        seasons=[r for r in t["seasons"] if r["competition"] == "epl"],
-        teams=[r for r in t["teams"] if r["competition"] == "epl"],
-        games=[r for r in t["games"] if r["id"] in games],
-        markets=[r for r in t["markets"] if r["id"] in markets],
-        market_lines=[r for r in t["market_lines"] if r["market_id"] in markets],
-        search_index=[r for r in t["search_index"] if r["competition"] == "epl"],
-    )
-    return out
-
-
 @pytest.fixture(scope="session")
-def sample(sample_template) -> read_models.Sample:
-    return sample_template[1]
+def sample(sample_template) -> Sample:
+    return sample_files()
 
 
 @pytest.fixture(scope="module")
 async def api_db(pg_server, sample_template) -> str:
-    name = await _clone(pg_server, sample_template[0])
+    name = await _clone(pg_server, sample_template)
     yield with_database(pg_server, name)
     await _drop(pg_server, name)
 

@@ -1,11 +1,13 @@
 """In-process projector pieces for integration tests: open a dataset projector on the test's
-database, catch it up, relay its outbox, and read back what went to `wire.deltas`."""
+database, catch it up, relay its outbox, and read back what went to `wire.deltas`; or, with no
+broker at all, write a list of events into a dataset's read models (`project`)."""
 
 from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
 
+import msgspec
 from aiokafka import TopicPartition
 
 from infra.db import connect
@@ -14,8 +16,9 @@ from infra.log_epoch import ensure_epoch
 from projections.log_ends import high_watermarks, partitions_of
 from projections.outbox import OutboxRelay
 from projections.projector import DatasetProjector
-from projections.replay import catch_up
+from projections.replay import BATCH_RECORDS, catch_up
 from schemas.datasets import WIRE_DELTAS, pg_schema, topic_name
+from schemas.events import encode, event_topic
 from schemas.wire import decode_envelope
 
 
@@ -50,6 +53,35 @@ async def projector(settings, dataset="live", relay=True, sender=None):
 
 async def run_to_end(p) -> int:
     return await catch_up(p, p.conn)
+
+
+class _Record(msgspec.Struct):
+    topic: str
+    partition: int
+    offset: int
+    value: bytes
+
+
+async def project(settings, conn, events, dataset="live", batch=BATCH_RECORDS) -> int:
+    """`events` through the real projector into `dataset`'s schema, without a broker: each
+    event encoded as its log record (one partition per feed topic, in the order given), folded
+    by the batch core and written by the Postgres writer `batch` records at a time, as a
+    catch-up does. The Wire deltas it makes stay in the outbox. Returns the events applied."""
+    p = DatasetProjector(settings, dataset, use_cache=False)
+    try:
+        await p.open(conn, "in-process")
+        ends: dict[str, int] = {}
+        records = []
+        for e in events:
+            topic = topic_name(dataset, event_topic(e), settings.topic_namespace)
+            ends[topic] = ends.get(topic, -1) + 1
+            records.append(_Record(topic, 0, ends[topic], encode(e)))
+        for i in range(0, len(records), batch):
+            await p.apply(conn, records[i:i + batch])
+        assert p.stats.bad == 0
+        return p.stats.applied
+    finally:
+        p.close()
 
 
 async def wire_deltas(settings, dataset="live"):
@@ -91,7 +123,7 @@ def seq_runs(deltas) -> dict[str, list[int]]:
     return runs
 
 
-__all__ = ["projector", "run_to_end", "wire_deltas", "seq_runs", "TopicPartition"]
+__all__ = ["projector", "run_to_end", "project", "wire_deltas", "seq_runs", "TopicPartition"]
 
 
 def projector_env(settings) -> dict:

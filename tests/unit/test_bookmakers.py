@@ -11,7 +11,7 @@ from projections.consensus import consensus_inputs, eligible_quotes
 from projections.state import GameState
 from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES, REGISTRY, kind_of
 from schemas.natural_keys import game_id, market_id, team_id
-from tests.support.read_models import SAMPLES
+from tests.support.sample_fold import SAMPLES
 from tests.support.sample_fold import WINDOW_US, sample_states
 
 

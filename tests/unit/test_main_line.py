@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from projections.reducers import reduce
 from schemas.natural_keys import game_id, market_id, team_id
 from tests.support import projection_events as ev
-from tests.support.read_models import SAMPLES
+from tests.support.sample_fold import SAMPLES
 from tests.support.sample_fold import WINDOW_US, sample_states
 
 KC, DET = team_id("nfl", "KC"), team_id("nfl", "DET")

@@ -17,7 +17,7 @@ from projections import season_lines, stat_rules
 from projections.reducers import reduce
 from projections.stat_numbers import stat_text
 from tests.support import projection_events as ev
-from tests.support.read_models import SAMPLES
+from tests.support.sample_fold import SAMPLES
 
 CSV = SAMPLES / "nflverse" / "player_stats_2024_weeks01-03.csv"
 with open(CSV, newline="") as _f:
