@@ -15,7 +15,6 @@ import shutil
 import subprocess
 from contextlib import asynccontextmanager
 
-import asyncpg
 import httpx
 import msgspec
 import pytest
@@ -110,14 +109,9 @@ async def serving(settings: Settings):
 
 
 async def make_key(settings: Settings, account: str, plan: str, scopes: set[str], mode: str = "live") -> str:
-    from access.store import create_key
+    from tests.support.api_fixtures import make_key as make
 
-    conn = await asyncpg.connect(settings.database_url)
-    try:
-        key, _ = await create_key(conn, settings.secret().encode(), account=account, plan=plan, scopes=scopes, mode=mode)
-    finally:
-        await conn.close()
-    return key
+    return await make(settings.database_url, account, scopes, plan=plan, mode=mode, secret=settings.secret())
 
 
 def problem(response: httpx.Response) -> dict:

@@ -16,28 +16,22 @@ import pytest
 import structlog
 from litestar.testing import AsyncTestClient
 
-from access.store import create_key
 from api.app import create_app
 from infra.logs import configure_logging
 from domain.ids import is_id
 from tests.support.answer_check import check, load_questions, season_total
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.api_fixtures import KEY_SECRET
+from tests.support.api_fixtures import make_key
 
 QUESTIONS = load_questions()
 
 
 @pytest.fixture(scope="module")
 async def answer_keys(api_db) -> dict[str, str]:
-    conn = await asyncpg.connect(api_db)
-    try:
-        keys = {}
-        for name, scopes, mode in (("live", {"run:answers"}, "live"), ("test", {"run:answers"}, "test"),
-                                   ("no_scope", {"read:odds", "read:reference"}, "live")):
-            keys[name], _ = await create_key(conn, KEY_SECRET.encode(), account=f"answers-{name}", plan="scale",
-                                             scopes=scopes, mode=mode)
-    finally:
-        await conn.close()
+    keys = {}
+    for name, scopes, mode in (("live", {"run:answers"}, "live"), ("test", {"run:answers"}, "test"),
+                               ("no_scope", {"read:odds", "read:reference"}, "live")):
+        keys[name] = await make_key(api_db, f"answers-{name}", scopes, mode=mode)
     return keys
 
 
@@ -384,12 +378,7 @@ async def test_any_question_gets_an_answer_or_a_problem_never_an_error(api, answ
 async def test_league_aware_questions_need_a_league(api, api_db, answer_keys):
     r = await ask(api, answer_keys["live"], "who should i start in my fantasy league", end_user_id="user-1")
     assert r.status_code == 403 and r.json()["code"] == "not_entitled" and r.json()["param"] == "read:league"
-    conn = await asyncpg.connect(api_db)
-    try:
-        pro, _ = await create_key(conn, KEY_SECRET.encode(), account="answers-pro", plan="pro",
-                                  scopes={"run:answers", "read:league"}, mode="live")
-    finally:
-        await conn.close()
+    pro = await make_key(api_db, "answers-pro", {"run:answers", "read:league"}, plan="pro")
     r = await ask(api, pro, "who should i start in my fantasy league", end_user_id="user-1")
     assert r.status_code == 422 and r.json()["code"] == "needs_league" and r.json()["param"] == "league_id"
     plain = await ask(api, pro, "What is +150 in decimal odds?", end_user_id="user-1")

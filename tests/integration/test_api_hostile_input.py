@@ -8,20 +8,18 @@ from __future__ import annotations
 import random
 import re
 
-import asyncpg
 import msgspec
 import pytest
 from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
 
 from access.plans import BASE_SCOPES
-from access.store import create_key
 from api.app import create_app
 from api.problems import CATALOG, DETAIL_MAX, ECHO_MAX
 from api.request_checks import query_rules, reads_body
 from api.time_zones import zone_names
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.api_fixtures import KEY_SECRET, READ_SCOPES
+from tests.support.api_fixtures import READ_SCOPES, make_key
 
 JSON = {"content-type": "application/json"}
 PROBLEM_FIELDS = {"type", "title", "status", "code", "detail", "param", "doc_url", "request_id", "retryable", "display_message"}
@@ -32,12 +30,7 @@ _PATH_PARAM = re.compile(r"\{([a-z_]+)(:[a-z]+)?\}")
 async def client(api_settings, api_db):
     """The served app with a live key holding every scope a key may have on its plan, so each
     POST route reaches its body checks."""
-    conn = await asyncpg.connect(api_db)
-    try:
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="hostile", plan="scale",
-                                  scopes=READ_SCOPES | BASE_SCOPES, mode="live")
-    finally:
-        await conn.close()
+    key = await make_key(api_db, "hostile", READ_SCOPES | BASE_SCOPES)
     app = create_app(api_settings)
     async with AsyncTestClient(app=app) as c:
         c.headers["Authorization"] = f"Bearer {key}"

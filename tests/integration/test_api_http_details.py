@@ -16,13 +16,12 @@ import pytest
 from litestar.routes import HTTPRoute
 from litestar.testing import AsyncTestClient
 
-from access.store import create_key
 from api.app import create_app
 from api.conventions import CURSOR_TAG_BYTES, cursor_key
 from api.front import COMPRESS_MIN_BYTES
 from schemas.datasets import pg_schema
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.api_fixtures import KEY_SECRET
+from tests.support.api_fixtures import make_key
 
 _PATH_PARAM = re.compile(r"\{([a-z_]+)(:[a-z]+)?\}")
 # routes whose body changes from one call to the next (counters, the caller's credits)
@@ -87,12 +86,7 @@ async def test_every_401_carries_a_bearer_challenge(served, api_keys):
 
 async def test_a_missing_scope_names_it_in_the_challenge(served, api_db):
     c, _ = served
-    conn = await asyncpg.connect(api_db)
-    try:
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="scopeless", plan="free",
-                                  scopes={"read:reference"}, mode="live")
-    finally:
-        await conn.close()
+    key = await make_key(api_db, "scopeless", {"read:reference"}, plan="free")
     r = await c.get("/v1/games", headers={"Authorization": f"Bearer {key}"})
     assert r.status_code == 403 and (r.json()["code"], r.json()["param"]) == ("insufficient_scope", "read:odds")
     assert r.headers["www-authenticate"] == 'Bearer realm="svc", error="insufficient_scope", scope="read:odds"'

@@ -9,14 +9,13 @@ import asyncpg
 
 from litestar.testing import AsyncTestClient
 
-from access.store import create_key
 from api.app import create_app
 from infra.settings import load_settings
 from schemas.datasets import pg_schema
 from schemas.natural_keys import market_id
 from tests.conftest import with_database
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.api_fixtures import KEY_SECRET, READ_SCOPES, _clone, _drop
+from tests.support.api_fixtures import KEY_SECRET, _clone, _drop, make_key
 from tests.support.listening import eventually, stop_listening
 
 SCHEMA = pg_schema("live")
@@ -80,12 +79,7 @@ async def test_while_not_listening_changes_are_served_by_the_very_next_call(
     name = await _clone(pg_server, sample_template)
     db = with_database(pg_server, name)
     try:
-        conn = await asyncpg.connect(db)
-        try:
-            key, _ = await create_key(conn, KEY_SECRET.encode(), account="fallback", plan="scale",
-                                      scopes=READ_SCOPES, mode="live")
-        finally:
-            await conn.close()
+        key = await make_key(db, "fallback")
         settings = load_settings(env={}, use_stack=False, data_dir=tmp_path, database_url=db, key_secret=KEY_SECRET)
         front = create_app(settings)
         async with AsyncTestClient(app=front) as client:

@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import asyncpg
 import httpx
 import httpx2
 import pytest
@@ -23,10 +22,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from access.store import create_key
 from infra.net import free_port
 from tests.support.api_fixtures import *  # noqa: F403
-from tests.support.api_fixtures import KEY_SECRET
+from tests.support.api_fixtures import KEY_SECRET, make_key
 from tests.support.live_server import ROOT, api_server
 from tests.support.processes import stop
 
@@ -45,13 +43,7 @@ def base(api_db, api_keys, tmp_path_factory):
 @pytest.fixture(scope="module")
 async def players_key(api_db) -> str:
     """A key without `read:odds`: games and markets are refused to it."""
-    conn = await asyncpg.connect(api_db)
-    try:
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="mcp-tests", plan="free",
-                                  scopes={"read:players"}, mode="live")
-    finally:
-        await conn.close()
-    return key
+    return await make_key(api_db, "mcp-tests", {"read:players"}, plan="free")
 
 
 @contextlib.asynccontextmanager

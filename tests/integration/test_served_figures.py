@@ -15,16 +15,14 @@ import asyncpg
 import pytest
 from litestar.testing import AsyncTestClient
 
-from access.store import create_key
 from api.app import create_app
 from infra.settings import load_settings
 from schemas.natural_keys import game_id, player_id, team_id
 from tests.conftest import SESSION_TAG, with_database
+from tests.support.api_fixtures import KEY_SECRET, make_key
 from tests.support.search_relevance import load_queries, relevance
 from tests.support.served_pipeline import load_samples
 from tests.support.sample_fold import SAMPLES
-
-KEY_SECRET = "test-secret"
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +38,7 @@ async def pipeline(broker, pg_server, pg_template, tmp_path_factory):
         topic_partitions=2, key_secret=KEY_SECRET,
     )
     assert await load_samples(settings) > 0
-    conn = await asyncpg.connect(settings.database_url)
-    key, _ = await create_key(conn, KEY_SECRET.encode(), account="figures", plan="scale",
-                              scopes={"read:odds", "read:players", "read:reference"}, mode="live")
-    await conn.close()
+    key = await make_key(settings.database_url, "figures")
     async with AsyncTestClient(app=create_app(settings)) as client:
         client.headers["Authorization"] = f"Bearer {key}"
         yield client, settings

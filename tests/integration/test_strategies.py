@@ -11,7 +11,6 @@ from fractions import Fraction
 import msgspec
 from litestar.testing import AsyncTestClient
 
-from access.store import create_key
 from api.app import create_app
 from api.idempotency import fingerprint
 from api.strategy_check import CheckRequest
@@ -23,9 +22,8 @@ from domain.ids import is_id
 from schemas.strategies import family_order, strategy_id
 from tests.integration.test_ingest_cli import one_summary, svc
 from tests.integration.test_library_ingest import rows, run_verify
+from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import projector, run_to_end
-
-KEY_SECRET = "test-secret"
 
 
 def copy_registry(tmp_path):
@@ -42,12 +40,7 @@ async def ingest(settings, root, dataset="live"):
 
 @asynccontextmanager
 async def client(settings):
-    conn = await connect(settings.database_url)
-    try:
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="strategy-tests", plan="scale",
-                                  scopes={"read:reference"}, mode="live")
-    finally:
-        await conn.close()
+    key = await make_key(settings.database_url, "strategy-tests", {"read:reference"})
     async with AsyncTestClient(app=create_app(settings)) as c:
         c.headers["Authorization"] = f"Bearer {key}"
         yield c

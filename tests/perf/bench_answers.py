@@ -21,8 +21,8 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from access.store import create_key
 from tests.perf.run import ROOT, BenchContext, Figure
+from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
 from tests.support.answer_check import check, load_questions
@@ -55,8 +55,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
         await project(settings, conn, sample_events(), "live")
         await insert_library(conn, "live")
         await insert_registry(conn, "live")
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale", scopes={"run:answers"},
-                                  mode="live")
+        key = await make_key(settings.database_url, "bench", {"run:answers"}, secret=KEY_SECRET)
     finally:
         await conn.close()
     questions = load_questions()

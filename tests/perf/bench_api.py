@@ -22,10 +22,10 @@ import sys
 import asyncpg
 import httpx
 
-from access.store import create_key
 from api.front import COMPRESS_LEVEL
 from schemas.natural_keys import market_id
 from tests.perf.run import BenchContext, Figure
+from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
 from tests.support.sample_fold import sample as sample_files
@@ -78,8 +78,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     try:
         await project(settings, conn, sample_events(), "live")
         sample = sample_files()
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale",
-                                  scopes={"read:odds", "read:players", "read:reference"}, mode="live")
+        key = await make_key(settings.database_url, "bench", secret=KEY_SECRET)
     finally:
         await conn.close()
     header = f"Authorization: Bearer {key}"

@@ -42,7 +42,6 @@ import msgspec
 import client
 from websockets.asyncio.client import connect as ws_connect
 
-from access.store import create_key
 from api.queries import wire as wire_sql
 from client.models import Game, ListEnvelope
 from client.wire import Subscription
@@ -52,6 +51,7 @@ from infra.net import free_port
 from infra.topics import ensure_topics
 from schemas.datasets import WIRE_DELTAS, pg_schema, topic_name
 from tests.perf.run import BenchContext, Figure
+from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
 from tests.support.live_server import api_process, api_server
@@ -108,8 +108,8 @@ async def _wire_setup(ctx: BenchContext, accounts: int, markets: int):
     conn = await asyncpg.connect(settings.database_url)
     try:
         await project(settings, conn, sample_events(), "live")
-        keys = [(await create_key(conn, KEY_SECRET.encode(), account=f"bench{i}", plan="scale",
-                                  scopes={"read:odds", "wire:connect"}, mode="live"))[0] for i in range(accounts)]
+        keys = [await make_key(settings.database_url, f"bench{i}", {"read:odds", "wire:connect"}, secret=KEY_SECRET)
+                for i in range(accounts)]
     finally:
         await conn.close()
     conn = await db_connect(settings.database_url)  # JSON columns decoded, as the API reads them
@@ -333,8 +333,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     conn = await asyncpg.connect(settings.database_url)
     try:
         await project(settings, conn, sample_events(), "live")
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale",
-                                  scopes={"read:odds", "read:players", "read:reference"}, mode="live")
+        key = await make_key(settings.database_url, "bench", secret=KEY_SECRET)
     finally:
         await conn.close()
     log = ctx.workdir / "client-bench.log"

@@ -26,13 +26,12 @@ import subprocess
 import sys
 import time
 
-import asyncpg
 import httpx
 import psutil
 
-from access.store import create_key
 from infra.topics import ensure_topics
 from tests.perf.run import ROOT, BenchContext, Figure
+from tests.support.api_fixtures import make_key
 from tests.support.live_server import api_process
 from tests.support.projection_harness import projector_env, start_projector
 
@@ -107,12 +106,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     try:
         await asyncio.to_thread(_svc, env, "sample", "load", "--no-live")
         await asyncio.to_thread(_svc, env, "lag", "--wait", "180", timeout=240)
-        conn = await asyncpg.connect(settings.database_url)
-        try:
-            key, _ = await create_key(conn, KEY_SECRET.encode(), account="live-bench", plan="scale",
-                                      scopes={"read:odds", "read:players", "read:reference"}, mode="test")
-        finally:
-            await conn.close()
+        key = await make_key(settings.database_url, "live-bench", mode="test", secret=KEY_SECRET)
         extra = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
         with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "live-api.log",
                          app="tests.perf.api_bench_app:app", **extra) as (base, _):

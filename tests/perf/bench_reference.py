@@ -16,9 +16,9 @@ from urllib.parse import quote
 
 import asyncpg
 
-from access.store import create_key
 from tests.perf.bench_api import CONNECTIONS, SECONDS, _measure
 from tests.perf.run import BenchContext, Figure
+from tests.support.api_fixtures import make_key
 from tests.support.library_models import insert_library
 from tests.support.live_server import api_server
 from tests.support.relevance import TOP, load_queries, relevance
@@ -33,8 +33,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     conn = await asyncpg.connect(settings.database_url)
     try:
         await insert_library(conn, "live")
-        key, _ = await create_key(conn, KEY_SECRET.encode(), account="bench", plan="scale",
-                                  scopes={"read:reference"}, mode="live")
+        key = await make_key(settings.database_url, "bench", {"read:reference"}, secret=KEY_SECRET)
         queries = load_queries()
         everything, _ = await relevance(conn, '"live"', queries)
         held_out, misses = await relevance(conn, '"live"', [q for q in queries if q.held_out])

@@ -43,13 +43,13 @@ import asyncpg
 import psutil
 
 from access.plans import PLANS
-from access.store import create_key
 from infra.kafka import make_producer
 from infra.net import free_port
 from infra.topics import ensure_topics
 from schemas.datasets import WIRE_DELTAS, topic_name
 from schemas.wire import Envelope, encode_envelope
 from tests.perf.run import ROOT, BenchContext, Figure
+from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
 from tests.support.live_server import api_process
@@ -258,11 +258,8 @@ async def run(ctx: BenchContext) -> list[Figure]:
         await project(settings, conn, sample_events(), "live")
         slate = await _slate(conn)
         accounts = -(-SOCKETS // PER_ACCOUNT)
-        keys = []
-        for a in range(accounts):
-            key, _ = await create_key(conn, KEY_SECRET.encode(), account=f"fanout-{a}", plan="scale",
-                                      scopes={"read:odds", "wire:connect"}, mode="live")
-            keys.append(key)
+        keys = [await make_key(settings.database_url, f"fanout-{a}", {"read:odds", "wire:connect"}, secret=KEY_SECRET)
+                for a in range(accounts)]
     finally:
         await conn.close()
     readers = SOCKETS // GAMES

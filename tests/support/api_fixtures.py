@@ -10,6 +10,7 @@ Import the fixtures into a test module with `from tests.support.api_fixtures imp
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 
 import asyncpg
 import pytest
@@ -30,6 +31,17 @@ KEY_SECRET = "test-secret"
 READ_SCOPES = {"read:odds", "read:players", "read:reference"}
 
 __all__ = ["sample", "sample_template", "api_db", "api_settings", "api_keys", "api", "anonymous_api"]
+
+
+async def make_key(database_url: str, account: str, scopes: Iterable[str] = READ_SCOPES, *, plan: str = "scale",
+                   mode: str = "live", secret: str = KEY_SECRET) -> str:
+    """A new API key of `account` in that database (the key itself, as a caller sends it)."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        key, _ = await create_key(conn, secret.encode(), account=account, plan=plan, scopes=set(scopes), mode=mode)
+    finally:
+        await conn.close()
+    return key
 
 
 async def _clone(pg_server: str, template: str) -> str:
@@ -65,6 +77,8 @@ async def sample_template(pg_server, pg_template):
         for schema in ("live", "test"):  # the library and registry are in both datasets, as `svc sample load` puts them
             await insert_library(conn, schema, library)
             await insert_registry(conn, schema, registry)
+        for schema in ("live", "test"):  # the relay would have sent them: a smaller database to clone
+            await conn.execute(f'TRUNCATE "{schema}".outbox')
         await conn.execute("ANALYZE")  # planner statistics, as a served database has them
     finally:
         await conn.close()
@@ -94,13 +108,7 @@ def api_settings(api_db, tmp_path_factory):
 @pytest.fixture(scope="module")
 async def api_keys(api_db) -> dict[str, str]:
     """A Scale-plan key per mode, with the read scopes."""
-    conn = await asyncpg.connect(api_db)
-    try:
-        live, _ = await create_key(conn, KEY_SECRET.encode(), account="api-tests", plan="scale", scopes=READ_SCOPES, mode="live")
-        test, _ = await create_key(conn, KEY_SECRET.encode(), account="api-tests", plan="scale", scopes=READ_SCOPES, mode="test")
-    finally:
-        await conn.close()
-    return {"live": live, "test": test}
+    return {mode: await make_key(api_db, "api-tests", mode=mode) for mode in ("live", "test")}
 
 
 @pytest.fixture(scope="module")
