@@ -52,14 +52,26 @@ def _remove_builds() -> None:
 MANIFEST = "fold_sources.json"  # beside the build: the hash of each source it was built from
 
 
+def _source_hashes() -> dict[str, str]:
+    import hashlib
+
+    root = Path(__file__).resolve().parent
+    return {source: hashlib.sha256((root / source).read_bytes()).hexdigest() for source in COMPILED}
+
+
+# The sources' hashes as mypyc read them, taken before it compiles: hashed after the build, a
+# source edited while `make venv` ran would be recorded as built and its stale build would run.
+# Taken before, such an edit shows as a changed source and the fold runs from the sources.
+_SOURCES_AT_START: dict[str, str] = {}
+
+
 def _write_manifest(directory: Path, into: Path | None = None) -> None:
     """Record what the build was compiled from: at import, projections/compiled.py runs the
     sources instead of a build whose sources have changed since (see there)."""
     import hashlib
     import json
 
-    root = Path(__file__).resolve().parent
-    hashes = {source: hashlib.sha256((root / source).read_bytes()).hexdigest() for source in COMPILED}
+    hashes = _SOURCES_AT_START or _source_hashes()
     # and of each built file, so an old build copied in over a new one is caught as well
     builds = {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
               for path in directory.rglob("*.so")}
@@ -91,6 +103,7 @@ def _extensions() -> list:
     try:
         from mypyc.build import mypycify
 
+        _SOURCES_AT_START.update(_source_hashes())
         return mypycify(COMPILED, group_name=GROUP, opt_level="3")
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - no mypyc, or the sources do not type-check
         _warn(f"mypyc could not prepare the build ({exc})")
