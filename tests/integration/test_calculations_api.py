@@ -325,9 +325,11 @@ def test_extreme_numbers_never_fail_and_answer_quickly(shared_client, case):
     import time
 
     name, body = case
-    started = time.perf_counter()
+    # CPU time of this process (the app runs in it): a solver that spins on an extreme input
+    # shows here, while time spent waiting for the neighbours of a loaded box does not
+    started = time.process_time()
     response = shared_client.post(f"/v1/calculations/{name}", json=body)
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
     assert response.status_code in {200, 400, 422}, response.text
     if response.status_code == 422:
         assert response.json()["code"] in {"invalid_inputs", "calc_not_available"}
