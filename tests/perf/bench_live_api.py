@@ -3,11 +3,18 @@ the same server measured in the same conditions of the same run.
 
 The served app (granian, one worker, tests/perf/api_bench_app.py) over the sandbox day (`svc
 sample load --no-live`, projected by `svc projector run` in its own process, as `svc up` runs it),
-read with a test-mode key. Routes: `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}`,
+read with a test-mode key, while 500 Wire sockets listen to the sandbox slate. Routes: `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}`,
 `/v1/players/{id}` and `/v1/search` (queries as people type them, misspelled included, taken in
 turn as one route). Loads are 64 keep-alive clients (tests/perf/http_load.py, a process of its
 own). Baseline: `GET /v1/bench/constant` on the same server, through the same middleware, key
 check and metering (api_bench_app.py).
+
+The listeners (tests/perf/wire_clients.py, a process of their own, readers that keep up) are
+spread as real clients are: 5 per loopback address (100 addresses, the per-address limit), 100
+per Scale account (5 test-mode accounts, the plan's limit), none lifted; each subscribes to one
+game of the sandbox slate (its game topic and market topics), the games taken in turn. They are
+open before the first load and read every delta until the last load ends; what they received,
+its delay (receive - `emit_ts`) and any early close are reported with the figures.
 
 Quiet (before play): the mix once, each connection taking the routes in turn. Then while `svc
 sandbox play` replays the day (the projector writing the read models, deltas going out): the
@@ -29,11 +36,13 @@ import time
 import httpx
 import psutil
 
+from access.plans import PLANS
 from infra.topics import ensure_topics
 from tests.perf.run import ROOT, BenchContext, Figure
 from tests.support.api_fixtures import make_key
 from tests.support.live_server import api_process
 from tests.support.projection_harness import projector_env, start_projector
+from wire.limits import PER_ADDRESS
 
 KEY_SECRET = "bench-secret"
 CONNECTIONS = 64
@@ -43,6 +52,9 @@ WARMUP_SECONDS = 3
 PLAY_SPEED = "600"  # the sandbox day (10.5 hours) in about a minute: long enough for both loads
 SEARCHES = ("chiefs", "kansas cty", "eagels", "ravens", "buffalo bils")  # as people type them
 SVC = [sys.executable, "-m", "cli.main"]
+SOCKETS = 500  # Wire listeners during every load
+PER_ACCOUNT = PLANS["scale"].wire_connections  # 100: the Scale plan's open sockets per account
+READY_SECONDS = 300  # opening every socket (tickets, snapshots) must finish within this
 
 
 def _load(urls: list[str], seconds: float, key: str) -> dict:
@@ -61,8 +73,8 @@ def _svc(env: dict, *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
-async def _routes(base: str, key: str) -> dict[str, str]:
-    """The mix: a path per route, each checked to answer 200 first."""
+async def _routes(base: str, key: str) -> tuple[dict[str, str], list[dict]]:
+    """The mix: a path per route, each checked to answer 200 first; and the sandbox slate."""
     async with httpx.AsyncClient(base_url=base, timeout=30, headers={"Authorization": f"Bearer {key}"}) as client:
         # no date: a test-mode key gets the sandbox's day, which sandbox play maps onto the wall clock
         slate = await client.get("/v1/slate", params={"tz": "America/New_York"})
@@ -82,7 +94,7 @@ async def _routes(base: str, key: str) -> dict[str, str]:
             r = await client.get(path)
             if r.status_code != 200:
                 raise RuntimeError(f"{name}: {r.status_code} {r.text[:200]}")
-    return routes
+    return routes, games
 
 
 async def _a_player(client: httpx.AsyncClient) -> str:
@@ -90,6 +102,51 @@ async def _a_player(client: httpx.AsyncClient) -> str:
     found = await client.get("/v1/search", params={"q": "chiefs", "kind": "player", "limit": 1})
     found.raise_for_status()
     return found.json()["data"][0]["id"]
+
+
+def _listener_plan(slate: list[dict], keys: list[str], ws_url: str, base: str) -> dict:
+    """The listeners: socket i on address i // PER_ADDRESS, account i // PER_ACCOUNT, and the
+    topics of game i (in turn) of the slate."""
+    games = [[f"game:{g['id']}", *(f"market:{m['id']}" for m in g["markets"])] for g in slate]
+    rows = [{"address": f"127.2.{i // PER_ADDRESS // 250}.{i // PER_ADDRESS % 250 + 1}",
+             "key": keys[i // PER_ACCOUNT], "topics": games[i % len(games)]} for i in range(SOCKETS)]
+    return {"url": ws_url, "server": "api", "api": base, "mode": "test", "connections": rows}
+
+
+class Listeners:
+    """The 500 listening sockets, in a process of their own (tests/perf/wire_clients.py)."""
+
+    def __init__(self, ctx: BenchContext, plan: dict) -> None:
+        self.plan_path = ctx.workdir / "live-api-wire-plan.json"
+        self.out = ctx.workdir / "live-api-wire-out.json"
+        self.log = ctx.workdir / "live-api-wire-clients.log"
+        self.plan_path.write_text(json.dumps(plan))
+        self.proc: subprocess.Popen | None = None
+
+    async def open(self) -> float:
+        """Opens every socket; the seconds it took."""
+        started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.perf.wire_clients", "--plan", str(self.plan_path), "--out", str(self.out)],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "wb"))
+        line = await asyncio.wait_for(asyncio.to_thread(self.proc.stdout.readline), READY_SECONDS)
+        if not line.startswith(b"ready"):
+            raise RuntimeError(f"the Wire listeners did not open: {line!r}; see {self.log}")
+        return time.monotonic() - started
+
+    async def close(self) -> dict:
+        """What they received: deltas, delay p50/p99 (ms), early closes."""
+        self.proc.stdin.close()
+        await asyncio.to_thread(self.proc.wait, 120)
+        result = json.loads(self.out.read_text())
+        delays = sorted(result["deltas"][1::2])
+        pct = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))] if delays else float("nan")  # noqa: E731
+        return {"deltas": len(delays), "p50": pct(0.50), "p99": pct(0.99), "closed": result["closed"]}
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def _route_of(name: str) -> str:
@@ -103,14 +160,20 @@ async def run(ctx: BenchContext) -> list[Figure]:
     env = {**projector_env(settings), "SVC_KEY_SECRET": KEY_SECRET}
     projector = start_projector(settings, ctx.workdir / "live-api-projector.log", SVC_KEY_SECRET=KEY_SECRET)
     play = None
+    listeners = None
     try:
         await asyncio.to_thread(_svc, env, "sample", "load", "--no-live")
         await asyncio.to_thread(_svc, env, "lag", "--wait", "180", timeout=240)
         key = await make_key(settings.database_url, "live-bench", mode="test", secret=KEY_SECRET)
+        wire_keys = [await make_key(settings.database_url, f"live-bench-wire-{a}", {"read:odds", "wire:connect"},
+                                    mode="test", secret=KEY_SECRET) for a in range(-(-SOCKETS // PER_ACCOUNT))]
         extra = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
         with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "live-api.log",
                          app="tests.perf.api_bench_app:app", **extra) as (base, _):
-            routes = await _routes(base, key)
+            routes, slate = await _routes(base, key)
+            listeners = Listeners(ctx, _listener_plan(slate, wire_keys, base.replace("http://", "ws://") + "/v1/wire",
+                                                      base))
+            open_seconds = await listeners.open()
             mix = [base + path for path in routes.values()]
             constant = [base + "/v1/bench/constant"]
             by_route: dict[str, list[str]] = {}
@@ -128,7 +191,10 @@ async def run(ctx: BenchContext) -> list[Figure]:
             constant_after = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
             played_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
             still_playing = play.poll() is None
+            heard = await listeners.close()
     finally:
+        if listeners is not None:
+            listeners.kill()
         if play is not None and play.poll() is None:
             play.terminate()
             play.wait(30)
@@ -160,6 +226,10 @@ async def run(ctx: BenchContext) -> list[Figure]:
     failed = {name: result["errors"] for name, result in [("quiet mix", quiet_mix), ("constant before", constant_before),
                                                            ("constant after", constant_after), ("mix", played_mix),
                                                            *alone.items()] if result["errors"]}
+    figures.append(Figure(f"Wire deltas received by the {SOCKETS} listening sockets during the loads", heard["deltas"],
+                          "deltas", None, None, "-",
+                          f"receive - emit_ts p50 {heard['p50']:.0f} ms, p99 {heard['p99']:.0f} ms; opening took "
+                          f"{open_seconds:.0f}s; closed early: {len(heard['closed'])} {sorted(set(heard['closed']))[:3]}"))
     if failed:  # reported, not hidden: on an overloaded machine a request may wait past the pool's timeout (503)
         figures[0].note += f"; error responses (counted in the rates): {failed}"
     for path, stats in played_mix["paths"].items():

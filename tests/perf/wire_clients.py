@@ -3,7 +3,8 @@ process of their own, each on its own loopback address as real clients are on th
 
     python -m tests.perf.wire_clients --plan PLAN.json --out OUT.json
 
-PLAN: `{"url": ws URL, "server": "api" | "baseline", "api": http base (api only), "connections":
+PLAN: `{"url": ws URL, "server": "api" | "baseline", "api": http base (api only), "mode": the
+dataset the tickets ask for ("live" unless given; "test" for the sandbox), "connections":
 [{"address": "127.x.y.z", "topics": [...], "key": API key (api only), "url": ws URL of this one
 (optional), "stall": true for one that never reads after subscribing (optional)}, ...]}`. Against the API a
 connection mints a `ws` ticket with its key (POST /v1/wire/tickets), authenticates and subscribes
@@ -51,7 +52,7 @@ async def main(args) -> None:
         async with gate:
             if server == "api":
                 r = await http.post("/v1/wire/tickets", json={"transport": "ws", "topics": spec["topics"],
-                                                                "mode": "live"},
+                                                                "mode": plan.get("mode", "live")},
                                     headers={"Authorization": f"Bearer {spec['key']}"})
                 if r.status_code != 201:
                     raise RuntimeError(f"ticket refused: {r.status_code} {r.text[:200]}")
