@@ -226,9 +226,17 @@ def columns(model: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
     return tuple((name, _pg_type(hints[name])) for name in model.__struct_fields__)
 
 
-def column_list(model: type[msgspec.Struct], prefix: str = "") -> str:
-    """The columns of a record model as a select list (`prefix`: a table alias and a dot)."""
-    return ", ".join(prefix + name for name in model.__struct_fields__)
+def column_list(model: type[msgspec.Struct], prefix: str = "", computed: Mapping[str, str] | None = None) -> str:
+    """The columns of a record model as a select list (`prefix`: a table alias and a dot).
+    `computed`: fields a reader computes rather than reads as stored (`{field: SQL}`), selected
+    under the field's own name, so the row still reads back as the record (a game's status is
+    served against the clock, see domain.game_status)."""
+    computed = computed or {}
+    unknown = set(computed) - set(model.__struct_fields__)
+    if unknown:
+        raise ValueError(f"{model.__name__} has no field {sorted(unknown)}")
+    return ", ".join(f"{computed[name]} AS {name}" if name in computed else prefix + name
+                     for name in model.__struct_fields__)
 
 
 def _numeric(value: Any) -> Decimal | None:

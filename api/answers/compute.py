@@ -35,6 +35,7 @@ from api.resources.odds_display import percent
 from api.resources.stats import stat_line
 from domain import formula_cards as cards
 from domain.devig import DEFAULT_METHOD
+from schemas.read_models import StatLineRecord, column_list
 from schemas.wire import game_topic, market_topic
 
 ODDS_SOURCE = calc_run.SOURCE
@@ -605,8 +606,7 @@ async def player_stats(conn: asyncpg.Connection, schema: str, r: u.Reading, name
     lines = []
     if r.week is not None:
         week_rows = await conn.fetch(
-            f"SELECT s.subject_id, s.game_id, s.season, s.season_type, s.basis, s.stats, s.source, s.as_of, "
-            f"s.provenance FROM {schema}.stat_lines s WHERE s.subject_id = $1 AND s.week = $2 "
+            f"SELECT {column_list(StatLineRecord, 's.')} FROM {schema}.stat_lines s WHERE s.subject_id = $1 AND s.week = $2 "
             + ("AND s.season = $3 " if r.season else "") + "ORDER BY s.season DESC, s.source LIMIT 1",
             player.id, r.week, *([str(r.season)] if r.season else []))
         if week_rows:

@@ -9,6 +9,7 @@ import asyncpg
 
 from api.queries.sql import Where
 from domain.game_status import RESULT_UNKNOWN, served_status_sql, started_sql
+from schemas.read_models import GameRecord, column_list
 
 # provenance columns come as JSON text: api.resources.common.provenance decodes the text straight
 # into its struct (a page of games holds 80 of them)
@@ -38,13 +39,9 @@ def status_clause(where: Where, statuses: Sequence[str], alias: str = "g") -> No
     where.clauses.append("(" + " AND ".join(parts) + ")")
 
 
-GAME_COLUMNS = f"""
-    g.id, g.name, g.sport, g.competition, g.season, g.week, g.season_type, g.kickoff_at, g.kickoff_date,
-    g.kickoff_sort, g.venue, g.home_team_id, g.away_team_id, {served_status()} AS status, g.score_home, g.score_away,
-    g.period, g.clock, g.possession, g.last_play, g.state_provenance::text AS state_provenance, g.source,
-    g.as_of, g.provenance::text AS provenance,
-    {_TEAM_COLUMNS}
-"""
+# a game as its record (schemas.read_models.GameRecord), its status served against the clock,
+# with its two teams beside it
+GAME_COLUMNS = f"{column_list(GameRecord, 'g.', {'status': served_status()})}, {_TEAM_COLUMNS}"
 
 
 # each row's version: the transaction that wrote the game's and each team's current row (`xmin`

@@ -11,12 +11,9 @@ import asyncpg
 from api.queries.games import served_status
 
 from api.queries.sql import Where
-from schemas.read_models import MarketLineRecord, column_list
+from schemas.read_models import MarketLineRecord, MarketRecord, column_list
 
-MARKET_COLUMNS = """
-    m.id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.main_point, m.books,
-    m.source, m.as_of, m.provenance
-"""
+MARKET_COLUMNS = column_list(MarketRecord, "m.")  # a market as its record (schemas.read_models)
 # registry order: what a market is, never what it prices
 MARKET_ORDER = "m.kind, m.type, m.period, coalesce(m.participant_id, ''), m.id"
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncpg
 
-STAT_COLUMNS = "subject_id, game_id, season, season_type, basis, stats, source, as_of, provenance"
+from schemas.read_models import StatLineRecord, column_list
+
+# a stat line as its record (schemas.read_models.StatLineRecord)
+STAT_COLUMNS = column_list(StatLineRecord)
 
 
 async def player_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
@@ -13,6 +16,21 @@ async def player_box_scores(conn: asyncpg.Connection, schema: str, game_id: str)
         f"ORDER BY team_id NULLS LAST, subject_id, source, line_key",
         game_id,
     )
+
+
+# a team line summed from its players' lines, in the record's shape: the fields not named here
+# are the summed row's columns of the same name
+_SUMMED_COLUMNS = column_list(StatLineRecord, computed={
+    "line_key": "team_id || '|game|' || $1 || '|' || source || '|summed'",
+    "subject_id": "team_id",
+    "game_id": "$1",
+    "basis": "'total'",
+    "provenance": (
+        "jsonb_build_object('source', source, "
+        "'source_ts', to_char(source_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
+        "'ingest_ts', to_char(ingest_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
+    ),
+})
 
 
 async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
@@ -26,16 +44,17 @@ async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -
             SELECT {STAT_COLUMNS} FROM {schema}.stat_lines
             WHERE game_id = $1 AND subject_id LIKE 'tm\\_%'
         ), player_lines AS (
-            SELECT team_id, season, season_type, source, as_of, stats, provenance FROM {schema}.stat_lines
+            SELECT team_id, season, week, season_type, source, as_of, stats, provenance FROM {schema}.stat_lines
             WHERE game_id = $1 AND subject_id LIKE 'plr\\_%' AND team_id IS NOT NULL
               AND team_id NOT IN (SELECT subject_id FROM stored)
         ), per_key AS (
-            SELECT p.team_id, p.source, kv.key, sum((kv.value #>> '{{}}')::numeric) AS total
+            SELECT p.team_id, p.source, kv.key, round(sum((kv.value #>> '{{}}')::numeric)) AS total
             FROM player_lines p CROSS JOIN LATERAL jsonb_each(p.stats) kv
             GROUP BY p.team_id, p.source, kv.key
             HAVING bool_and(jsonb_typeof(kv.value) = 'number' AND (kv.value #>> '{{}}')::numeric % 1 = 0)
         ), summed AS (
-            SELECT p.team_id, p.source, max(p.season) AS season, max(p.season_type) AS season_type,
+            SELECT p.team_id, p.source, max(p.season) AS season, max(p.week) AS week,
+                   max(p.season_type) AS season_type,
                    max(p.as_of) AS as_of,
                    -- the players' own times: the newest the source stated (null when it states none),
                    -- and when we read the newest of them; never an invented instant
@@ -45,14 +64,10 @@ async def team_box_scores(conn: asyncpg.Connection, schema: str, game_id: str) -
                              WHERE k.team_id = p.team_id AND k.source = p.source), '{{}}'::jsonb) AS stats
             FROM player_lines p GROUP BY p.team_id, p.source
         )
-        SELECT subject_id, game_id, season, season_type, basis, stats, source, as_of, provenance FROM stored
+        SELECT {STAT_COLUMNS} FROM stored
         UNION ALL
-        SELECT team_id, $1, season, season_type, 'total', stats, source, as_of,
-               jsonb_build_object('source', source,
-                                  'source_ts', to_char(source_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                                  'ingest_ts', to_char(ingest_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
-        FROM summed
-        ORDER BY 1, 7
+        SELECT {_SUMMED_COLUMNS} FROM summed
+        ORDER BY subject_id, source
         """,
         game_id,
     )

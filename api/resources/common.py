@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from schemas.read_models import KnownBy, SourceTimes
+
 UTC = timezone.utc
 _ZERO = timedelta(0)
 # what `source` says when a value is our own derivation over several sources
@@ -19,11 +21,6 @@ _ATTRIBUTIONS = (
     ("nflverse", "Data: nflverse (nflverse.com; schedules maintained by Lee Sharpe), CC-BY 4.0"),
     ("odds", "Odds data: The Odds API (the-odds-api.com)"),
 )
-
-
-class KnownBy(msgspec.Struct, kw_only=True):
-    source: str
-    source_id: str
 
 
 class Provenance(msgspec.Struct, kw_only=True):
@@ -132,6 +129,13 @@ def _from_value(raw: Any, source: str, as_of: datetime) -> Provenance:
         ingest_ts=_ts(raw.get("ingest_ts"), as_of),
         known_by=known,
     )
+
+
+def stored_provenance(p: SourceTimes) -> Provenance:
+    """A record's provenance (schemas.read_models) as served: the same members, in UTC, with
+    every source's own ID when the record keeps them (`KnownProvenance`)."""
+    return Provenance(source=p.source, source_ts=utc(p.source_ts), ingest_ts=utc(p.ingest_ts),  # type: ignore[arg-type]
+                      known_by=getattr(p, "known_by", []))
 
 
 def attribution_for(sources: Iterable[str]) -> str | None:

@@ -14,7 +14,9 @@ from api.resources import library
 from api.resources.lists import (
     CompetitionList, GameList, MarketList, ReferenceEntryList, SearchResultList, Slate, SportList,
 )
-from schemas.read_models import LineOutcome, MarketLineRecord, SourceTimes
+from schemas.read_models import (
+    GameRecord, KnownProvenance, LineOutcome, MarketLineRecord, MarketRecord, SourceTimes, StatLineRecord,
+)
 from schemas.natural_keys import competition_id, game_id, market_id, player_id, season_id, sport_id, team_id
 
 REQUEST_ID = "req_0123456789abcdefghjk"
@@ -36,23 +38,33 @@ def _team(side: str, tid: str, name: str, abbreviation: str) -> dict[str, Any]:
     }
 
 
+_KICKOFF = datetime(2024, 9, 6, 0, 20, tzinfo=timezone.utc)
+_GAME = GameRecord(
+    id=GAME, name="Baltimore Ravens at Kansas City Chiefs", sport="american_football",
+    competition="nfl", season="2024", week=1, season_type="REG", kickoff_at=_KICKOFF, kickoff_date=None,
+    kickoff_sort=_KICKOFF, venue="GEHA Field at Arrowhead Stadium", neutral_site=False, home_team_id=KC,
+    away_team_id=BAL, status="final", score_home=27, score_away=20, period=None, clock=None, possession=None,
+    last_play=None, state_provenance=msgspec.convert(_RESULT_PROV, SourceTimes), source="nflverse", as_of=_T,
+    provenance=msgspec.convert({**_PROV, "known_by": [{"source": "nflverse", "source_id": "2024_01_BAL_KC"}]},
+                               KnownProvenance),
+    last_seq=3,
+)
+# the game's row as the games query reads it: its record's columns, then its two teams'
 GAME_ROW: dict[str, Any] = {
-    "id": GAME, "name": "Baltimore Ravens at Kansas City Chiefs", "sport": "american_football",
-    "competition": "nfl", "season": "2024", "week": 1, "season_type": "REG",
-    "kickoff_at": datetime(2024, 9, 6, 0, 20, tzinfo=timezone.utc), "kickoff_date": None,
-    "venue": "GEHA Field at Arrowhead Stadium", "status": "final", "score_home": 27, "score_away": 20,
-    "period": None, "clock": None, "possession": None, "last_play": None,
-    "state_provenance": _RESULT_PROV, "source": "nflverse", "as_of": _T,
-    "provenance": {**_PROV, "known_by": [{"source": "nflverse", "source_id": "2024_01_BAL_KC"}]},
+    **msgspec.structs.asdict(_GAME),
     **_team("home", KC, "Kansas City Chiefs", "KC"), **_team("away", BAL, "Baltimore Ravens", "BAL"),
 }
 
 
 def _market_row(mid: str, mtype: str, main_point: float | None) -> dict[str, Any]:
+    """A market's row as the markets queries read it: its record's columns, then its game's."""
+    m = MarketRecord(
+        id=mid, game_id=GAME, kind="game", type=mtype, period="full", participant_id=None, name=None,
+        status="open", status_reason=None, main_point=main_point, books=0, source="nflverse closing lines",
+        as_of=_T, provenance=msgspec.convert(_PROV, SourceTimes), last_seq=1,
+    )
     return {
-        "id": mid, "game_id": GAME, "kind": "game", "type": mtype, "period": "full", "participant_id": None,
-        "name": None, "status": "open", "main_point": main_point, "books": 0, "source": "nflverse closing lines",
-        "as_of": _T, "provenance": _PROV, "game_status": "final",
+        **msgspec.structs.asdict(m), "game_status": "final",
         "game_name": GAME_ROW["name"], "game_competition": "nfl", "game_kickoff_at": GAME_ROW["kickoff_at"],
     }
 
@@ -84,12 +96,14 @@ def game_list() -> GameList:
 def game_detail() -> games.GameDetail:
     from api.resources.stats import stat_line
 
-    line = {
-        "subject_id": MAHOMES, "game_id": GAME, "season": "2024", "season_type": "regular", "basis": "total",
-        "stats": {"completions": 20, "attempts": 28, "passing_yards": 291, "passing_tds": 1, "passing_epa": "8.43"},
-        "source": "nflverse", "as_of": _T, "provenance": _PROV,
-    }
-    team = {**line, "subject_id": KC, "stats": {"completions": 20, "attempts": 28, "passing_yards": 291}}
+    line = StatLineRecord(
+        line_key=f"{MAHOMES}|game|{GAME}", subject_id=MAHOMES, team_id=KC, game_id=GAME, season="2024", week=1,
+        season_type="REG", basis="total",
+        stats={"completions": 20, "attempts": 28, "passing_yards": 291, "passing_tds": 1, "passing_epa": "8.43"},
+        source="nflverse", as_of=_T, provenance=msgspec.convert(_PROV, SourceTimes),
+    )
+    team = msgspec.structs.replace(line, line_key=f"{KC}|game|{GAME}", subject_id=KC,
+                                   stats={"completions": 20, "attempts": 28, "passing_yards": 291})
     refs = [games.market_ref(_market_row(H2H, "h2h", None)), games.market_ref(_market_row(SPREADS, "spreads", -3))]
     return games.game_detail(GAME_ROW, refs, [stat_line(line)], [stat_line(team)], REQUEST_ID)
 
@@ -156,9 +170,13 @@ def player() -> players.Player:
     news = [{"kind": "injury", "headline": "Patrick Mahomes (ankle) questionable for week 3",
              "published_at": datetime(2024, 9, 20, 20, 0, tzinfo=timezone.utc), "source": "nflverse", "as_of": _T,
              "provenance": _PROV}]
-    season = {"subject_id": MAHOMES, "game_id": None, "season": "2024", "season_type": "regular", "basis": "total",
-              "stats": {"passing_yards": 770, "passing_tds": 4}, "source": "nflverse", "as_of": _T, "provenance": _PROV}
-    last = {**season, "game_id": GAME, "stats": {"passing_yards": 291, "passing_tds": 1}}
+    season = StatLineRecord(
+        line_key=f"{MAHOMES}|season|nflverse|2024|REG|total", subject_id=MAHOMES, team_id=KC, game_id=None,
+        season="2024", week=None, season_type="REG", basis="total", stats={"passing_yards": 770, "passing_tds": 4},
+        source="nflverse", as_of=_T, provenance=msgspec.convert(_PROV, SourceTimes),
+    )
+    last = msgspec.structs.replace(season, line_key=f"{MAHOMES}|game|{GAME}", game_id=GAME, week=1,
+                                   stats={"passing_yards": 291, "passing_tds": 1})
     return players.player(row, availability, report, news, [season], [last], REQUEST_ID)
 
 

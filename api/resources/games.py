@@ -10,10 +10,13 @@ from typing import Any, Literal
 import msgspec
 
 from api.conventions import RG_LINE
-from api.resources.common import Meta, Provenance, TeamRef, attribution_for, provenance, team_ref, utc
+from api.resources.common import (
+    Meta, Provenance, TeamRef, attribution_for, stored_provenance, team_ref, utc,
+)
 from api.resources.freshness import game_stale_after_ms
 from api.resources.stats import StatLine
 from api.kept import Versioned
+from schemas.read_models import GameRecord, MarketRecord, record
 from schemas.wire import game_topic, market_topic
 
 # the game status's open enum plus `result_unknown`: the start has passed and no source has reported on
@@ -78,41 +81,41 @@ class GameDetail(Game, kw_only=True):
     team_stats: list[StatLine]
 
 
-def market_ref(row: Mapping[str, Any]) -> MarketRef:
+def market_ref(row: MarketRecord | Mapping[str, Any]) -> MarketRef:
+    """A market by identity, from its record (or a `markets` row with the record's columns)."""
+    m: MarketRecord = row if isinstance(row, MarketRecord) else record(MarketRecord, row)
     return MarketRef(
-        id=row["id"], kind=row["kind"], type=row["type"], period=row["period"],
-        participant_id=row["participant_id"], name=row["name"],
-        provenance=provenance(row["provenance"], row["source"], row["as_of"]),
+        id=m.id, kind=m.kind, type=m.type, period=m.period,  # type: ignore[arg-type]
+        participant_id=m.participant_id, name=m.name, provenance=stored_provenance(m.provenance),
     )
 
 
 def _game_fields(row: Mapping[str, Any], request_id: str | None) -> dict[str, Any]:
-    """The members every game shape shares, from a `games` row joined with its two teams."""
-    as_of: datetime = row["as_of"]
-    source: str = row["source"]
-    status = row["status"] if row["status"] in _STATUSES else "scheduled"
+    """The members every game shape shares, from a `games` row (read as its record,
+    `schemas.read_models.GameRecord`, with the status served against the clock) joined with its
+    two teams."""
+    g: GameRecord = record(GameRecord, row)
+    status = g.status if g.status in _STATUSES else "scheduled"
     score = None
-    if row["score_home"] is not None or row["score_away"] is not None:
-        score = Score(home=row["score_home"], away=row["score_away"])
-    game_provenance = provenance(row["provenance"], source, as_of)
-    state_provenance = (
-        provenance(row["state_provenance"], source, as_of) if row["state_provenance"] else game_provenance
-    )
+    if g.score_home is not None or g.score_away is not None:
+        score = Score(home=g.score_home, away=g.score_away)
+    game_provenance = stored_provenance(g.provenance)
+    state_provenance = game_provenance if g.state_provenance is None else stored_provenance(g.state_provenance)
     teams = {}
-    for side in ("home", "away"):
+    for side, team_id in (("home", g.home_team_id), ("away", g.away_team_id)):
         teams[side] = team_ref(
-            row[f"{side}_team_id"], row[f"{side}_name"], row[f"{side}_abbreviation"],
+            team_id, row[f"{side}_name"], row[f"{side}_abbreviation"],
             row[f"{side}_competition"], row[f"{side}_provenance"], row[f"{side}_source"],
-            row[f"{side}_as_of"], source, as_of,
+            row[f"{side}_as_of"], g.source, g.as_of,
         )
     return dict(
-        as_of=utc(as_of), source=source, stale_after_ms=game_stale_after_ms(status),
-        attribution=attribution_for([source]), request_id=request_id,
-        id=row["id"], name=row["name"], competition=row["competition"], sport=row["sport"],
-        season=row["season"], week=row["week"], season_type=row["season_type"],
-        kickoff_at=utc(row["kickoff_at"]), kickoff_date=row["kickoff_date"] if row["kickoff_at"] is None else None,
-        venue=row["venue"], status=status, score=score, period=row["period"], clock=row["clock"],
-        possession=row["possession"], last_play=row["last_play"], state_provenance=state_provenance,
+        as_of=utc(g.as_of), source=g.source, stale_after_ms=game_stale_after_ms(status),
+        attribution=attribution_for([g.source]), request_id=request_id,
+        id=g.id, name=g.name, competition=g.competition, sport=g.sport,
+        season=g.season, week=g.week, season_type=g.season_type,
+        kickoff_at=utc(g.kickoff_at), kickoff_date=g.kickoff_date if g.kickoff_at is None else None,
+        venue=g.venue, status=status, score=score, period=g.period, clock=g.clock,
+        possession=g.possession, last_play=g.last_play, state_provenance=state_provenance,
         home_team=teams["home"], away_team=teams["away"], provenance=game_provenance,
     )
 

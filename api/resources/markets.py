@@ -15,12 +15,12 @@ from typing import Any, Literal
 import msgspec
 
 from api.conventions import RG_LINE
-from api.resources.common import Meta, Provenance, attribution_for, provenance, utc
+from api.resources.common import Meta, Provenance, attribution_for, stored_provenance, utc
 from api.resources.freshness import market_stale_after_ms
-from api.resources.odds_display import Price, fair_price, number, percent, price
+from api.resources.odds_display import Price, fair_price, percent, price
 from domain.devig import METHODS, Method
 from schemas.read_models import (
-    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, Point, record,
+    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, MarketRecord, Point, record,
 )
 from schemas.wire import market_topic
 
@@ -106,16 +106,17 @@ class MarketDetail(Market, kw_only=True):
 
 
 def _market_fields(row: Mapping[str, Any], request_id: str | None) -> dict[str, Any]:
-    source = row["source"]
+    """The market's members, from its row read as its record (`MarketRecord`) with its game's
+    served status beside it."""
+    m: MarketRecord = record(MarketRecord, row)
     return dict(
-        as_of=utc(row["as_of"]), source=source, stale_after_ms=market_stale_after_ms(row["game_status"]),
-        attribution=attribution_for([source]), request_id=request_id,
-        live_topics=[market_topic(row["id"])], rg_line=RG_LINE,
-        id=row["id"], game_id=row["game_id"], kind=row["kind"], type=row["type"], period=row["period"],
-        participant_id=row["participant_id"], name=row["name"],
-        status="suspended" if row["status"] == "suspended" else "open",
-        main_point=number(row["main_point"]), books=row["books"],
-        provenance=provenance(row["provenance"], source, row["as_of"]),
+        as_of=utc(m.as_of), source=m.source, stale_after_ms=market_stale_after_ms(row["game_status"]),
+        attribution=attribution_for([m.source]), request_id=request_id,
+        live_topics=[market_topic(m.id)], rg_line=RG_LINE,
+        id=m.id, game_id=m.game_id, kind=m.kind, type=m.type, period=m.period,
+        participant_id=m.participant_id, name=m.name,
+        status="suspended" if m.status == "suspended" else "open",
+        main_point=m.main_point, books=m.books, provenance=stored_provenance(m.provenance),
     )
 
 

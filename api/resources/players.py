@@ -9,7 +9,8 @@ from typing import Any, Literal
 import msgspec
 
 from api.resources.common import Meta, Provenance, TeamRef, attribution_for, joined_source, provenance, team_ref, utc
-from api.resources.stats import StatLine, stat_line
+from api.resources.stats import StatLine, stat_line, stat_record
+from schemas.read_models import StatLineRecord
 
 HEADLINE_MAX = 200
 
@@ -95,8 +96,8 @@ def _news(row: Mapping[str, Any]) -> NewsItem:
 
 def player(
     row: Mapping[str, Any], availability: Sequence[Mapping[str, Any]], injury: Mapping[str, Any] | None,
-    news: Sequence[Mapping[str, Any]], season_rows: Sequence[Mapping[str, Any]],
-    game_rows: Sequence[Mapping[str, Any]], request_id: str | None,
+    news: Sequence[Mapping[str, Any]], season_rows: Sequence[StatLineRecord | Mapping[str, Any]],
+    game_rows: Sequence[StatLineRecord | Mapping[str, Any]], request_id: str | None,
 ) -> Player:
     source, as_of = row["source"], row["as_of"]
     team = None
@@ -105,15 +106,17 @@ def player(
             row["team_id"], row["team_name"], row["team_abbreviation"], row["team_competition"],
             row["team_provenance"], row["team_source"], row["team_as_of"], source, as_of,
         )
+    seasons, games = [stat_record(s) for s in season_rows], [stat_record(g) for g in game_rows]
     # the player record is as of its newest part; every part's source is credited
-    parts = [row, *availability, *([injury] if injury else []), *news, *season_rows, *game_rows]
+    parts = [(p["as_of"], p["source"]) for p in (row, *availability, *([injury] if injury else []), *news)]
+    parts += [(line.as_of, line.source) for line in (*seasons, *games)]
     return Player(
-        as_of=max(utc(p["as_of"]) for p in parts), source=joined_source([source]), stale_after_ms=None,
-        attribution=attribution_for(p["source"] for p in parts), request_id=request_id, live_topics=[], rg_line=None,
+        as_of=max(utc(at) for at, _ in parts), source=joined_source([source]), stale_after_ms=None,
+        attribution=attribution_for(by for _, by in parts), request_id=request_id, live_topics=[], rg_line=None,
         id=row["id"], name=row["name"], sport=row["sport"], position=row["position"], team=team,
         availability=[_availability(a) for a in availability],
         injury=_injury(injury) if injury else msgspec.UNSET,
         news=[_news(n) for n in news[:5]],
-        season_lines=[stat_line(s) for s in season_rows], game_lines=[stat_line(g) for g in game_rows],
+        season_lines=[stat_line(s) for s in seasons], game_lines=[stat_line(g) for g in games],
         provenance=provenance(row["provenance"], source, as_of),
     )

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 import msgspec
 
-from api.resources.common import Provenance, provenance
+from api.resources.common import Provenance, stored_provenance
+from schemas.read_models import StatLineRecord, record
 
 StatValue = int | str  # an integer, or a decimal as a string of its exact digits
 _DECIMAL = re.compile(r"^-?\d+(\.\d+)?$")
@@ -64,20 +64,25 @@ _SEASON_TYPE_ALIASES = {"reg": "regular", "post": "postseason", "pre": "preseaso
 _BASES = {"total", "per_game", "rate"}
 
 
-def stat_line(row: Mapping[str, Any]) -> StatLine:
-    season_type = row["season_type"]
+def stat_record(row: StatLineRecord | Mapping[str, Any]) -> StatLineRecord:
+    """A stored line as its record (a `stat_lines` row with the record's columns, or the record)."""
+    return row if isinstance(row, StatLineRecord) else record(StatLineRecord, row)
+
+
+def stat_line(row: StatLineRecord | Mapping[str, Any]) -> StatLine:
+    """A stored line (a record, or a `stat_lines` row with the record's columns) as served."""
+    line = stat_record(row)
+    season_type = line.season_type
     if season_type is not None:
         season_type = _SEASON_TYPE_ALIASES.get(season_type.lower(), season_type.lower())
         if season_type not in _SEASON_TYPES:
             season_type = None
-    basis = row["basis"] if row["basis"] in _BASES else None
-    as_of: datetime = row["as_of"]
     return StatLine(
-        subject_id=row["subject_id"],
-        game_id=row["game_id"],
-        season=None if row["season"] is None else str(row["season"]),
-        season_type=season_type,
-        basis=basis,
-        stats=stats_object(row["stats"]),
-        provenance=provenance(row["provenance"], row["source"], as_of),
+        subject_id=line.subject_id,
+        game_id=line.game_id,
+        season=line.season,
+        season_type=season_type,  # type: ignore[arg-type]
+        basis=line.basis if line.basis in _BASES else None,  # type: ignore[arg-type]
+        stats=stats_object(line.stats),
+        provenance=stored_provenance(line.provenance),
     )

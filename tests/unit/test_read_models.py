@@ -240,3 +240,77 @@ def test_a_market_row_reads_back_as_its_record_and_its_header_is_the_wire_header
     snapshot = market_snapshot(stored, tables["market_lines"])
     last = deltas[-1].data
     assert msgspec.json.encode(snapshot) == msgspec.json.encode(last)
+
+
+# ---- REST games and stat lines are read as their records -------------------------------------------
+
+
+def test_game_and_stat_line_readers_select_the_record_columns():
+    from api.queries import games as games_sql
+    from api.queries import stats as stats_sql
+
+    # every record field, the status served against the clock instead of the stored one
+    assert games_sql.GAME_COLUMNS.startswith(
+        column_list(GameRecord, "g.", {"status": games_sql.served_status()}) + ", ")
+    assert stats_sql.STAT_COLUMNS == column_list(StatLineRecord)
+
+
+def test_a_computed_column_must_be_a_record_field():
+    import pytest
+
+    with pytest.raises(ValueError):
+        column_list(GameRecord, "g.", {"no_such_field": "1"})
+    assert column_list(StatLineRecord, computed={"basis": "'total'"}).split(", ")[7] == "'total' AS basis"
+
+
+def _with_teams(stored: dict) -> dict:
+    """A stored game row as the games query reads it: its teams not written yet."""
+    return {**stored, **{f"{side}_{col}": None for side in ("home", "away")
+                         for col in ("name", "abbreviation", "competition", "provenance", "source", "as_of")}}
+
+
+def test_rest_serves_a_game_as_its_stored_record():
+    from api.resources.games import game
+    from projections.rows import game_record
+
+    g = ev.game()
+    events = [g, ev.state(g.game_id, "live", minute=5, home=7, away=3)]
+    tables, _ = _fold(events)
+    (stored,) = tables["games"]
+    state = None
+    for e in events:
+        state, _ = reduce(state, e, WINDOW_US)
+    made = game_record(state)
+    served = game(_with_teams(stored), None)
+    assert (served.id, served.name, served.status, served.score.home, served.score.away) == (
+        made.id, made.name, "live", 7, 3)
+    assert served.provenance.known_by == made.provenance.known_by and served.provenance.known_by
+    assert served.provenance.source_ts == made.provenance.source_ts
+    assert served.state_provenance.ingest_ts == made.state_provenance.ingest_ts
+    assert served.home_team.id == made.home_team_id and served.home_team.name == made.home_team_id
+
+
+def test_a_game_without_a_state_report_serves_its_own_provenance_as_the_state_provenance():
+    from api.resources.games import game
+
+    tables, _ = _fold([ev.game()])
+    (stored,) = tables["games"]
+    served = game(_with_teams(stored), None)
+    assert served.state_provenance == served.provenance and served.score is None
+
+
+def test_rest_serves_a_stat_line_as_its_stored_record():
+    from api.resources.stats import stat_line
+
+    game = ev.game()
+    pid = ev.player("00-1", "Pat Example").player_id
+    tables, _ = _fold([game, ev.player("00-1", "Pat Example"),
+                       ev.stat_line(pid, game.game_id, 1, {"passing_yards": 291, "passing_epa": "8.43"}, minute=200)])
+    stored = next(row for row in tables["stat_lines"] if row["game_id"] == game.game_id)
+    made = record(StatLineRecord, stored)
+    served = stat_line(stored)
+    assert served.stats == {"passing_epa": "8.43", "passing_yards": 291} == dict(made.stats)
+    assert (served.subject_id, served.game_id, served.season, served.basis) == (
+        made.subject_id, made.game_id, made.season, made.basis)
+    assert served.provenance.ingest_ts == made.provenance.ingest_ts
+    assert stat_line(made) == served  # a record is served alike

@@ -16,13 +16,15 @@ PROV = '{"source": "nflverse games", "source_ts": "2024-09-08T17:00:00Z", "inges
 
 
 def row(**changes):
+    """A games query row: the game's record columns (JSON columns decoded), its versions, its teams."""
+    stored = msgspec.json.decode(PROV)
     base = {
         "id": "gm_0123456789abcdefghjk", "name": "Away at Home", "sport": "american_football", "competition": "nfl",
         "season": "2024", "week": 1, "season_type": "regular", "kickoff_at": T, "kickoff_date": None, "kickoff_sort": T,
-        "venue": None, "home_team_id": "tm_h", "away_team_id": "tm_a", "status": "final", "score_home": 20,
-        "score_away": 17, "period": "F", "clock": None, "possession": None, "last_play": None,
-        "state_provenance": PROV, "source": "nflverse games", "as_of": T, "provenance": PROV,
-        "g_version": 100, "h_version": 7, "a_version": 8,
+        "venue": None, "neutral_site": False, "home_team_id": "tm_h", "away_team_id": "tm_a", "status": "final",
+        "score_home": 20, "score_away": 17, "period": "F", "clock": None, "possession": None, "last_play": None,
+        "state_provenance": stored, "source": "nflverse games", "as_of": T, "provenance": {**stored, "known_by": []},
+        "last_seq": 3, "g_version": 100, "h_version": 7, "a_version": 8,
     }
     for side in ("home", "away"):
         base.update({f"{side}_name": side.title(), f"{side}_abbreviation": side[:3].upper(), f"{side}_competition": "nfl",
@@ -61,7 +63,9 @@ def test_the_store_is_bounded():
     assert items.get(list_item_key("live", row(g_version=4))) is not None
 
 
-def test_rows_with_decoded_json_build_items_too():
-    decoded = row(provenance=msgspec.json.decode(PROV), state_provenance=msgspec.json.decode(PROV))
+def test_rows_with_team_provenance_decoded_build_items_too():
+    # the game's own columns are its record's (JSON decoded); a team's provenance may come as either
+    decoded = row(home_provenance=msgspec.json.decode(PROV), away_provenance=msgspec.json.decode(PROV))
     item = game(decoded, "req_9")
     assert item.provenance.source == "nflverse games" and item.request_id == "req_9"
+    assert item.home_team.provenance == game(row(), None).home_team.provenance
