@@ -28,13 +28,45 @@ def infer_format(prices: Sequence[Decimal]) -> QuoteFormat:
     American prices are <= -100 or >= +100; decimal prices are > 1. A negative price is
     American; a price between 1 and 100 is decimal; a market whose prices are all >= 100 is
     American (no real decimal market has every outcome at 100 or longer)."""
-    values = [float(p) for p in prices if p.is_finite()]  # NaN and infinities: refused by check()
+    values = [_float(p) for p in prices if p.is_finite()]  # NaN and infinities: refused by check()
     if not values or min(values) < 0:
         return "american"
     for v in values:
         if 1.0 < v < 100.0:
             return "decimal"
     return "american"
+
+
+# A feed repeats a few hundred distinct prices millions of times (-110 on most lines), and
+# float() of a Decimal goes through its string (~0.7 us): the float of a finite price, and the
+# implied probability a check sums, are kept per value. Both depend on the value alone (equal
+# Decimals such as 1.9 and 1.90 give the same float), so the cache cannot change a result.
+# Bounded: a hostile file of distinct prices empties it rather than growing it.
+_CACHE_MAX = 4_096
+_floats: dict[Decimal, float] = {}
+_implied: dict[tuple[Decimal, str], float] = {}
+
+
+def _float(price: Decimal) -> float:
+    """float(price) of a finite price (a signalling NaN cannot be hashed: never pass one)."""
+    value = _floats.get(price)
+    if value is None:
+        if len(_floats) >= _CACHE_MAX:
+            _floats.clear()
+        value = _floats[price] = float(price)
+    return value
+
+
+def _implied_of(price: Decimal, fmt: QuoteFormat) -> float:
+    """1 / decimal odds of a price already within its bounds, in floats."""
+    key = (price, fmt)
+    value = _implied.get(key)
+    if value is None:
+        x = _float(price)
+        if len(_implied) >= _CACHE_MAX:
+            _implied.clear()
+        value = _implied[key] = 1.0 / (x if fmt == "decimal" else decimal_of_american(x))
+    return value
 
 
 def check(price: Decimal, fmt: QuoteFormat) -> None:
@@ -55,8 +87,7 @@ def check_market(prices: Sequence[Decimal], fmt: QuoteFormat, exchange: bool) ->
         return
     total = 0.0
     for p in prices:
-        x = float(p)
-        total += 1.0 / (x if fmt == "decimal" else decimal_of_american(x))
+        total += _implied_of(p, fmt)
     if not _MIN <= total <= _MAX:
         raise BadPrice(
             f"implausible overround {total:.4f} (placeholder or broken prices {', '.join(str(p) for p in prices)})"
