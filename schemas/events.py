@@ -366,13 +366,30 @@ _BARE_INGEST_TS = b'"ingest_ts":' + _encoder.encode(_EPOCH)
 
 def stamp_encoded(event: AnyEvent) -> tuple[AnyEvent, bytes]:
     """`stamp(event)` and `encode(stamp(event))` from one encode (ingest's hot path: the event
-    was encoded once for its ID and again for the log). The bare bytes the ID hashes differ from
-    the stamped event's only in `event_id` and `ingest_ts`, written in place. Fields are encoded
-    in declaration order and the base fields come first (`type`, `v`, `event_id`, `source`,
+    was encoded once for its ID and again for the log). An event not stamped yet is encoded as
+    it is; the bare bytes the ID hashes differ from that only in `ingest_ts` (the epoch), and
+    the stamped event's only in `event_id`: both written in place. Fields are encoded in
+    declaration order and the base fields come first (`type`, `v`, `event_id`, `source`,
     `source_id`, `source_ts`, `ingest_ts`): all before `ingest_ts` are scalars, and a string
     value cannot hold an unescaped quote, so the first match of each pattern is that field."""
-    bare = _bare(event)
-    event_id = _id_of(bare)
-    value = bare.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1).replace(
-        _BARE_INGEST_TS, b'"ingest_ts":' + _encoder.encode(event.ingest_ts), 1)
+    if event.event_id:  # already stamped (or given an ID): hash it as it would be bare
+        bare = _bare(event)
+        event_id = _id_of(bare)
+        value = bare.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1).replace(
+            _BARE_INGEST_TS, b'"ingest_ts":' + _encoder.encode(event.ingest_ts), 1)
+        return msgspec.structs.replace(event, event_id=event_id), value
+    global _last_ingest_ts
+    ts, ts_field = _last_ingest_ts
+    if event.ingest_ts is not ts:  # a run stamps every event with one ingest time: encoded once
+        ts = event.ingest_ts
+        ts_field = b'"ingest_ts":' + _encoder.encode(ts)
+        _last_ingest_ts = (ts, ts_field)
+    encoded = _encoder.encode(event)
+    event_id = _id_of(encoded.replace(ts_field, _BARE_INGEST_TS, 1))
+    value = encoded.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1)
     return msgspec.structs.replace(event, event_id=event_id), value
+
+
+# the last ingest time stamped and its field as encoded (one object compared by identity: a
+# datetime equal to it in another zone encodes differently)
+_last_ingest_ts: tuple[datetime | None, bytes] = (None, b"")

@@ -43,3 +43,15 @@ def test_text_that_looks_like_the_fields_does_not_move_them(source, source_id, n
     _same(team)
     quote = next(e for e in sample_events() if isinstance(e, PriceQuoted))
     _same(msgspec.structs.replace(quote, source=source, source_id=source_id, ingest_ts=ingest_ts, book_name=name))
+
+
+def test_the_same_instant_in_another_zone_is_encoded_as_given():
+    # stamp_encoded keeps the last ingest time's encoding: an equal time in another zone is
+    # a different object and must be encoded afresh
+    utc = datetime(2031, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    east = utc.astimezone(timezone(timedelta(hours=2)))
+    assert utc == east
+    quote = next(e for e in sample_events() if isinstance(e, PriceQuoted))
+    for ts in (utc, east, utc, utc, east):
+        _same(msgspec.structs.replace(quote, event_id="", ingest_ts=ts))
+    assert b"+02:00" in stamp_encoded(msgspec.structs.replace(quote, event_id="", ingest_ts=east))[1]
