@@ -259,11 +259,13 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
     one check per value, not two. Everything else of it is checked here all the same."""
     plan = _PLANS.get(type(event)) or _plan(type(event))
     values = msgspec.structs.astuple(event)
-    strings = [v for i, _, _ in plan.strings if (v := values[i]) is not None]
+    strings = []
     for i, field, limit in plan.strings:
         value = values[i]
-        if value is not None and len(value) > limit:
-            return f"{field} is {len(value)} characters long (at most {limit})"
+        if value is not None:
+            if len(value) > limit:
+                return f"{field} is {len(value)} characters long (at most {limit})"
+            strings.append(value)
     for i, field, low, high in plan.ints:
         value = values[i]
         if value is not None and not low <= value <= high:
@@ -287,7 +289,13 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
                     return f"{field} is {len(item)} characters long (at most {NAME_MAX})"
                 strings.append(item)
             elif field == "outcomes":
-                if problem := _outcome_problem(item, market_type, strings, quote_numbers_checked):
+                # (the texts inline: this runs for every outcome of every quote)
+                for value in (item.selection, item.name, item.participant_id):
+                    if value is not None:
+                        if len(value) > NAME_MAX:
+                            return f"outcome is {len(value)} characters long (at most {NAME_MAX})"
+                        strings.append(value)
+                if not quote_numbers_checked and (problem := _outcome_number_problem(item, market_type)):
                     return problem
             elif isinstance(item, msgspec.Struct):  # KnownBy: its text fields
                 for part in msgspec.structs.astuple(item):
@@ -316,14 +324,7 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
     return None
 
 
-def _outcome_problem(outcome: Any, market_type: str, strings: list[str], numbers_checked: bool) -> str | None:
-    for value in (outcome.selection, outcome.name, outcome.participant_id):
-        if value is not None:
-            if len(value) > NAME_MAX:
-                return f"outcome is {len(value)} characters long (at most {NAME_MAX})"
-            strings.append(value)
-    if numbers_checked:
-        return None
+def _outcome_number_problem(outcome: Any, market_type: str) -> str | None:
     if not price_ok(outcome.price, outcome.price_format):
         return price_problem(outcome.price, outcome.price_format)
     point = outcome.point

@@ -1,4 +1,4 @@
-"""Ingest's hot-path shortcuts answer exactly as the plain rules they stand for.
+"""Ingest's hot paths answer exactly as the plain rules they stand for.
 
 Each shortcut (a cache, a fast accept in front of a full check) is compared here with the plain
 rule written out the straightforward way, on values hypothesis picks to be awkward: equal
@@ -7,6 +7,7 @@ numbers written differently (1.9 and 1.90), non-finite and huge values, prices a
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from decimal import Decimal
 
 from hypothesis import given, settings
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 
 from domain.prices import decimal_of_american
 from ingest import prices
-from schemas.bounds import price_problem
+from schemas.bounds import NAME_MAX, event_problem, forbidden_char, point_problem, price_problem
+from schemas.events import Outcome, PriceQuoted
 
 # prices as a feed writes them: usual lines, the bounds, the same value with more digits,
 # and hostile values (NaN, infinities, huge and tiny exponents)
@@ -75,3 +77,34 @@ def test_the_price_caches_stay_bounded():
         prices.infer_format([Decimal(i) + Decimal("0.5")])
         prices._implied_of(Decimal(100 + i), "american")
     assert 0 < len(prices._floats) <= prices._CACHE_MAX and 0 < len(prices._implied) <= prices._CACHE_MAX
+
+
+# ---- the event backstop on quotes: accepts exactly what every plain bound accepts -------------
+
+_TEXTS = st.one_of(st.sampled_from(["Home", "Over", "x" * 200, "x" * 201, "B\x00", "A\u202eB", "Draw", ""]),
+                   st.text(max_size=8))
+_NOW = datetime(2030, 9, 1, tzinfo=timezone.utc)
+
+
+def _plain_quote_problem(q: PriceQuoted, numbers_checked: bool) -> bool:
+    texts = [q.source, q.source_id, q.game_id, q.market_id, q.book, q.book_name, q.kind, q.market_type, q.period]
+    for o in q.outcomes:
+        texts += [o.selection, o.name] + ([o.participant_id] if o.participant_id is not None else [])
+        if not numbers_checked and (price_problem(o.price, o.price_format) or (
+                o.point is not None and point_problem(o.point, q.market_type))):
+            return True
+    if not numbers_checked and q.point is not None and point_problem(q.point, q.market_type):
+        return True
+    return any(t is not None and (len(t) > NAME_MAX or forbidden_char(t)) for t in texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TEXTS, _TEXTS, _prices, st.one_of(st.none(), _prices)), min_size=1, max_size=3),
+       _TEXTS, st.sampled_from(["h2h", "spreads", "totals"]), st.one_of(st.none(), _prices), st.booleans())
+def test_the_quote_backstop_refuses_exactly_what_a_plain_bound_refuses(outcomes, book_name, market_type, point, checked):
+    q = PriceQuoted(
+        source="s", source_id="x", source_ts=_NOW, ingest_ts=_NOW, game_id="gm_1", market_id="mkt_1", book="b",
+        book_name=book_name, kind="game", market_type=market_type, point=point,
+        outcomes=[Outcome(selection=s, name=n, price=p, price_format="american", point=pt) for s, n, p, pt in outcomes])
+    problem = event_problem(q, quote_numbers_checked=checked)
+    assert (problem is not None) == _plain_quote_problem(q, checked), problem
