@@ -136,11 +136,9 @@ def detach_later(sessions: SessionStore, session: Session) -> None:
     task.add_done_callback(_counting_out.discard)
 
 
-async def still_open(connections: OpenConnections, connection_id: str) -> None:
-    try:
-        await connections.seen(connection_id)
-    except Exception as exc:
-        log.warning("wire connection not refreshed", error=repr(exc))
+def still_open(connections: OpenConnections, connection_id: str) -> None:
+    """Refresh the connection's row (with this process's others, within a second)."""
+    connections.seen_soon(connection_id)
 
 
 async def admit_attempt(service: AccessService, address: str) -> None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 
 import msgspec
@@ -24,6 +26,7 @@ from infra.settings import Settings
 from projections.log_ends import high_watermarks, partitions_of
 from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
 from domain.game_status import served_status
+from wire import sse
 from wire.log_replay import LogReplay
 from wire.recent import RecentDeltas
 
@@ -50,6 +53,7 @@ class _Data(msgspec.Struct, frozen=True):
 class _Head(msgspec.Struct):
     type: str
     seq: int
+    topic: str = ""
     source_ts: datetime | None = None
     source: str = ""
     data: _Data = _Data()
@@ -66,6 +70,24 @@ class Delta:
     source_ts: datetime | None = None
     source: str = ""
     status: str | None = None  # `data.status`
+    topic: str = ""  # the envelope's; an Inbox holds only Delta references, so it says whose
+
+    # One delta reaches hundreds of sockets: what a socket sends is made once per delta, on first
+    # use, and shared by reference (never per connection).
+    @cached_property
+    def text(self) -> str:
+        """The envelope as the text of a WebSocket frame."""
+        return self.payload.decode()
+
+    @cached_property
+    def sse_event(self) -> bytes:
+        """The delta as a server-sent event."""
+        return sse.event(self.payload, name=self.type, event_id=self.seq)
+
+    @cached_property
+    def ws_event(self) -> dict:
+        """The ASGI `websocket.send` event of this delta's frame; servers and middleware only read it."""
+        return {"type": "websocket.send", "bytes": None, "text": self.text}
 
 
 def delta_of(value: bytes) -> Delta | None:
@@ -79,7 +101,7 @@ def delta_of(value: bytes) -> Delta | None:
         served = served_status(status, head.data.kickoff_at, head.data.kickoff_date, datetime.now(timezone.utc))
         if served != status:
             value, status = served_delta(value, served), served
-    return Delta(head.seq, head.type, value, head.source_ts, head.source, status)
+    return Delta(head.seq, head.type, value, head.source_ts, head.source, status, head.topic)
 
 
 def served_delta(value: bytes, status: str) -> bytes:
@@ -93,8 +115,12 @@ def served_delta(value: bytes, status: str) -> bytes:
 
 
 class Inbox:
-    """One connection's send queue: its deltas waiting to be sent, `(topic, delta)` in arrival
-    order, shared by all its topics, bounded by messages and bytes.
+    """One connection's send queue: its deltas waiting to be sent, in arrival order, shared by all
+    its topics (each Delta says its topic), bounded by messages and bytes.
+
+    It holds references only (the fan-out's one Delta per record), and wakes its reader once per
+    turn of the loop however many deltas arrived meanwhile: the reader takes all that is pending
+    (`pending`/`take`) and sends it in one go, rather than being woken once per delta.
 
     Past half of either bound the reader is slow: a warning is due (`take_warning`, once until the
     queue empties again). Past either bound it is too slow: everything pending is dropped and the
@@ -106,7 +132,9 @@ class Inbox:
     whose sender is stuck writing to a reader that does not read is closed all the same."""
 
     def __init__(self, max_messages: int = QUEUE_MAX, max_bytes: int = QUEUE_BYTES) -> None:
-        self.queue: asyncio.Queue = asyncio.Queue()  # bounded here, by messages and bytes
+        self._items: deque[Delta | None] = deque()  # None: woken to start over (see `take_restart`)
+        self._waiter: asyncio.Future | None = None  # the reader waiting in `wait`
+        self._timer: asyncio.TimerHandle | None = None  # ends a `wait` that has a timeout
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.pending_bytes = 0
@@ -119,26 +147,71 @@ class Inbox:
     def put(self, topic: str, delta: Delta) -> None:
         if self.restart is not None:
             return  # starting over anyway
-        messages, size = self.queue.qsize() + 1, self.pending_bytes + len(delta.payload)
+        items = self._items
+        messages, size = len(items) + 1, self.pending_bytes + len(delta.payload)
         if messages > self.max_messages or size > self.max_bytes:
             self.start_over("slow_consumer")
             return
-        self.queue.put_nowait((topic, delta))
+        if delta.topic != topic:  # a Delta not from the log (tests): say its topic
+            delta = Delta(delta.seq, delta.type, delta.payload, delta.source_ts, delta.source, delta.status, topic)
+        items.append(delta)
         self.pending_bytes = size
         if not self._warned and (2 * messages > self.max_messages or 2 * size > self.max_bytes):
             self._warned = self._warning_due = True
+        self.poke()
 
-    async def get(self):
-        """The next `(topic, delta)`, or None when woken to start over (see `take_restart`)."""
-        item = await self.queue.get()
-        self.taken(item)
+    def poke(self) -> None:
+        """Wake the reader waiting in `wait` (something else for it to do: a request, a timer)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def pending(self) -> bool:
+        return bool(self._items)
+
+    def take(self) -> Delta | None:
+        """The next delta (`pending` first), or None when woken to start over (see `take_restart`)."""
+        item = self._items.popleft()
+        if item is not None:
+            self.pending_bytes -= len(item.payload)
+        if not self._items:
+            self._warned = False  # caught up: a later slow spell is warned again
         return item
 
-    def taken(self, item) -> None:
-        if item is not None:
-            self.pending_bytes -= len(item[1].payload)
-        if self.queue.empty():
-            self._warned = False  # caught up: a later slow spell is warned again
+    def drop_pending(self) -> None:
+        """Forget what is pending (a reader for whom one wake-up covers everything that arrived)."""
+        while self._items:
+            self.take()
+
+    async def wait(self, timeout: float | None = None) -> None:
+        """Until something is pending, `poke` is called, or `timeout` seconds have passed (or a
+        little sooner: the caller looks at the time and waits again)."""
+        if self._items:
+            return
+        loop = asyncio.get_running_loop()
+        self._waiter = waiter = loop.create_future()
+        if timeout is not None:
+            # one timer, kept while it rings no later than asked: a sender waits after every
+            # delta, and a timer made and cancelled each time was a good part of its cost
+            at = loop.time() + timeout
+            if self._timer is None or self._timer.when() > at:
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = loop.call_at(at, self._ring)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _ring(self) -> None:
+        self._timer = None
+        self.poke()
+
+    async def get(self) -> Delta | None:
+        """The next delta, or None when woken to start over (see `take_restart`)."""
+        while not self._items:
+            await self.wait()
+        return self.take()
 
     def take_warning(self) -> bool:
         """Whether the reader is to be warned now (`slow_consumer`), once per slow spell."""
@@ -149,11 +222,11 @@ class Inbox:
         if self.restart in FINAL:
             return  # the connection closes
         self.restart = why
-        while not self.queue.empty():
-            self.queue.get_nowait()
+        self._items.clear()
         self.pending_bytes = 0
         self._warning_due = self._warned = False
-        self.queue.put_nowait(None)  # wakes the reader
+        self._items.append(None)  # wakes the reader
+        self.poke()
         self.alarm.set()
 
     def take_restart(self) -> str | None:
@@ -252,9 +325,11 @@ class DeltaFanout:
             log.warning("undecodable delta on %s wire.deltas skipped", dataset)
             return
         topic = key.decode("utf-8", "replace")
+        if delta.topic != topic:  # the record's key decides, as it always did
+            delta = Delta(delta.seq, delta.type, delta.payload, delta.source_ts, delta.source, delta.status, topic)
         self.recent[dataset].add(topic, delta.seq, delta, now)
         for sub in self._subscriptions.get((dataset, topic), ()):
-            sub.offer(delta)
+            sub.inbox.put(topic, delta)
 
     def new_inbox(self) -> Inbox:
         """A connection's send queue, bounded as configured."""

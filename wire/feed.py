@@ -71,6 +71,17 @@ class FeedWatch:
         """Take what is known now (never moving `as_of` back); a `feed` if the client must hear it."""
         if fresh.as_of < self.fresh.as_of:
             fresh = Fresh(fresh.stale_after_ms, fresh.source, self.fresh.as_of)
+        limit = fresh.stale_after_ms
+        if limit == self.fresh.stale_after_ms and fresh.source == self.fresh.source:
+            # what was told depends only on the limit, the source and the state: with the first
+            # two unchanged, a state unchanged is no change (the common case, every delta of a
+            # live topic), told without building the messages; `said` is rebuilt when one is due
+            state = "settled" if limit is None else "live" if (now - fresh.as_of).total_seconds() <= limit / 1000 \
+                else "stale"
+            if state == self.told[1]:
+                self.fresh = fresh
+                self._plan(now)
+                return None
         self.fresh = fresh
         self.said = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
         told = _told(*self.said)

@@ -134,8 +134,7 @@ class LiveAnswers:
                     break
                 await inbox.get()
                 inbox.take_restart()
-                while not inbox.queue.empty():  # one re-derivation covers everything that arrived
-                    inbox.taken(inbox.queue.get_nowait())
+                inbox.drop_pending()  # one re-derivation covers everything that arrived
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # never the question: there is none here

@@ -17,6 +17,7 @@ snapshot always precedes its deltas; another only reads frames.
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import replace
 from datetime import timedelta
 
@@ -36,7 +37,7 @@ from api.wire_serving import (
     redeem, still_open, topic_refusal, utc_now, wire_origins,
 )
 from wire import messages as m
-from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, DeltaFanout, Subscription
+from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, Delta, DeltaFanout, Subscription
 from wire.feed import FeedBook
 from wire.recent import next_step
 from wire.sessions import Session, SessionStore
@@ -94,7 +95,7 @@ class Connection:
         self.subs: dict[str, Subscription] = {}
         self.current: dict[str, int] = {}  # topic -> last seq sent
         self.feeds = FeedBook()  # what each topic's expected latency and liveness were last said to be
-        self.requests: asyncio.Queue = asyncio.Queue()
+        self.requests: deque = deque()  # what the read loop received, for the sender (woken by `inbox.poke`)
         self.last_pong = time.monotonic()
         # the session's end on this process's monotonic clock
         self.ends = time.monotonic() + (session.expires_at - utc_now()).total_seconds()
@@ -102,6 +103,10 @@ class Connection:
 
     async def send(self, payload: bytes) -> None:
         await self.socket.send_data(payload.decode(), mode="text")
+
+    async def send_delta(self, delta: Delta) -> None:
+        """A delta's frame, the event made once per delta for every socket (`Delta.ws_event`)."""
+        await self.socket.send(delta.ws_event)
 
     async def hello(self) -> None:
         token = await self.sessions.new_token(self.session)
@@ -201,7 +206,7 @@ class Connection:
                 continue
             self.current[topic] = known[topic]
             for delta in missed[topic]:
-                await self.send(delta.payload)
+                await self.send_delta(delta)
                 self.current[topic] = delta.seq
         resumed = [topic for topic in topics if topic not in failed]
         # what the client last heard of these topics' freshness is unknown here: say it now
@@ -228,11 +233,11 @@ class Connection:
                 over += 1
                 if over > m.INBOUND_PER_SECOND:
                     raise _Closed(m.CLOSE_TOO_MANY_MESSAGES, "too many messages")
-                await self.requests.put(("refuse", "rate_limited",
-                                         f"At most {m.INBOUND_PER_SECOND} messages per second."))
-                continue
-            over = 0
-            await self.requests.put(("frame", frame))
+                self.requests.append(("refuse", "rate_limited", f"At most {m.INBOUND_PER_SECOND} messages per second."))
+            else:
+                over = 0
+                self.requests.append(("frame", frame))
+            self.inbox.poke()
 
     async def handle(self, item) -> None:
         if item[0] == "refuse":
@@ -273,49 +278,44 @@ class Connection:
             await self.error("invalid_request", "`resume` is only the first message of a connection.")
 
     async def send_loop(self) -> None:
+        """Each turn: timers, then every request and every delta that arrived since the last turn,
+        then sleep until the inbox is handed more (or a request arrives, or a timer is due). One
+        wake-up per turn of the loop, however many deltas it brings, and no object per delta."""
         interval = self.settings.wire_ping_seconds
         next_ping = time.monotonic() + interval
         drained = False
-        get_request = asyncio.ensure_future(self.requests.get())
-        get_delta = asyncio.ensure_future(self.inbox.get())
-        try:
-            while True:
-                now = time.monotonic()
-                if now >= self.ends:
-                    raise _Closed(m.CLOSE_LIFETIME, "connection lifetime reached; resume")
-                if not drained and now >= self.ends - DRAIN_NOTICE_SECONDS:
-                    drained = True
-                    deadline = utc_now() + timedelta(seconds=self.ends - now)
-                    await self.send(m.encode(m.Drain(deadline_at=deadline)))
-                if now >= next_ping:
-                    if now - self.last_pong > 2 * interval + 1:
-                        raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered")
-                    next_ping = now + interval
-                    await self.send(m.encode(m.Ping(ts=utc_now())))
-                    await still_open(*self.counted)
-                limit = self.ends - (0 if drained else DRAIN_NOTICE_SECONDS)
-                recheck_at = self.feeds.next_at()
-                if recheck_at is not None:
-                    limit = min(limit, time.monotonic() + (recheck_at - utc_now()).total_seconds())
-                wait = max(0.0, min(next_ping, limit) - time.monotonic())
-                done, _ = await asyncio.wait({get_request, get_delta}, timeout=wait,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if get_request in done:
-                    item = get_request.result()
-                    get_request = asyncio.ensure_future(self.requests.get())
-                    await self.handle(item)
-                if get_delta in done:
-                    item = get_delta.result()
-                    get_delta = asyncio.ensure_future(self.inbox.get())
-                    await self.deliver(item)
-                for feed in await feed_rechecks(self.pool, self.grant.mode, self.feeds):
-                    await self.send(m.encode(feed))
-        finally:
-            get_request.cancel()
-            get_delta.cancel()
+        inbox, requests = self.inbox, self.requests
+        while True:
+            now = time.monotonic()
+            if now >= self.ends:
+                raise _Closed(m.CLOSE_LIFETIME, "connection lifetime reached; resume")
+            if not drained and now >= self.ends - DRAIN_NOTICE_SECONDS:
+                drained = True
+                deadline = utc_now() + timedelta(seconds=self.ends - now)
+                await self.send(m.encode(m.Drain(deadline_at=deadline)))
+            if now >= next_ping:
+                if now - self.last_pong > 2 * interval + 1:
+                    raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered")
+                next_ping = now + interval
+                await self.send(m.encode(m.Ping(ts=utc_now())))
+                still_open(*self.counted)
+            while requests:
+                await self.handle(requests.popleft())
+            while inbox.pending():
+                await self.deliver(inbox.take())
+            for feed in await feed_rechecks(self.pool, self.grant.mode, self.feeds):
+                await self.send(m.encode(feed))
+            if requests or inbox.pending():
+                continue  # arrived while sending
+            limit = self.ends - (0 if drained else DRAIN_NOTICE_SECONDS)
+            recheck_at = self.feeds.next_at()
+            if recheck_at is not None:
+                limit = min(limit, time.monotonic() + (recheck_at - utc_now()).total_seconds())
+            await inbox.wait(max(0.0, min(next_ping, limit) - time.monotonic()))
 
-    async def deliver(self, item) -> None:
-        why = self.inbox.take_restart()
+    async def deliver(self, item: Delta | None) -> None:
+        # a reason to start over always comes as a None item, ahead of any delta (`Inbox.start_over`)
+        why = self.inbox.take_restart() if item is None else None
         if (closed := _closing(why)) is not None:
             raise closed
         if why == RESCOPED and self.inbox.scopes is not None:  # drop what the key may no longer read
@@ -332,7 +332,7 @@ class Connection:
             return
         if item is None:
             return
-        topic, delta = item
+        delta, topic = item, item.topic
         current = self.current.get(topic)
         if current is None:
             return  # not subscribed (any more)
@@ -341,7 +341,7 @@ class Connection:
         step = next_step(current, delta.seq)
         if step == "send":
             self.current[topic] = delta.seq
-            await self.send(delta.payload)
+            await self.send_delta(delta)
             feed = self.feeds.on_delta(topic, delta.source_ts, delta.source, utc_now(), delta_latency(topic, delta))
             if feed is not None:
                 await self.send(m.encode(feed))
@@ -356,8 +356,12 @@ class Connection:
         interval = self.settings.wire_ping_seconds
         while True:
             try:
-                await asyncio.wait_for(self.inbox.alarm.wait(), interval)
-            except asyncio.TimeoutError:
+                # not wait_for: on 3.11 it loses a cancel that arrives as the alarm is set (the
+                # sender took the same alarm and ended the connection in the same turn), and this
+                # task then outlived its connection until two pings went unanswered
+                async with asyncio.timeout(interval):
+                    await self.inbox.alarm.wait()
+            except TimeoutError:
                 if time.monotonic() - self.last_pong > 3 * interval + 1:  # the sender checks at 2
                     raise _Closed(m.CLOSE_HEARTBEAT, "two pings unanswered") from None
                 continue

@@ -86,7 +86,7 @@ async def _events(
         else:  # the deltas after the client's last seq (possibly none yet), then live ones
             current, missed = resumed
             for delta in missed:
-                yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
+                yield delta.sse_event
                 current = delta.seq
             # what the client last heard of the topic's freshness is unknown here: say it now
             yield _feed_event(feeds.watch(sub.topic, first.fresh, utc_now()))
@@ -102,19 +102,18 @@ async def _events(
             if now >= next_ping:
                 next_ping = now + settings.wire_ping_seconds
                 yield sse.comment("ping")
-                await still_open(*counted)
+                still_open(*counted)
             until = min(next_ping, ends if drained else drain_at)
             recheck_at = feeds.next_at()
             if recheck_at is not None:
                 until = min(until, time.monotonic() + (recheck_at - utc_now()).total_seconds())
-            try:
-                item = await asyncio.wait_for(sub.inbox.get(), max(0.0, until - time.monotonic()))
-            except asyncio.TimeoutError:
+            await sub.inbox.wait(max(0.0, until - time.monotonic()))
+            if not sub.inbox.pending():  # timed out
                 for feed in await feed_rechecks(pool, sub.dataset, feeds):
                     yield _feed_event(feed)
                 continue
+            delta = sub.inbox.take()
             why = sub.inbox.take_restart()
-            delta = None if item is None else item[1]
             if delta is not None and why is None:
                 if sub.inbox.take_warning():  # ahead of what is waiting
                     yield sse.event(encode({"code": "slow_consumer", "detail": "Deltas arrive faster than this "
@@ -124,7 +123,7 @@ async def _events(
                 if step == "skip":
                     continue
                 if step == "send":
-                    yield sse.event(delta.payload, name=delta.type, event_id=delta.seq)
+                    yield delta.sse_event
                     current = delta.seq
                     feed = feeds.on_delta(sub.topic, delta.source_ts, delta.source, utc_now(),
                                           delta_latency(sub.topic, delta))

@@ -50,6 +50,29 @@ async def test_rows_not_refreshed_stop_counting(database_url):
         await pool.close()
 
 
+async def test_pings_within_a_second_are_refreshed_together(database_url):
+    """Every socket refreshes its row with each ping, without a round trip of its own: the
+    refreshes asked for within a second are written together, soon after."""
+    pool = await create_pool(database_url, min_size=1, max_size=2)
+    try:
+        registry = OpenConnections(pool, stale_seconds=60)
+        long_ago = datetime.now(timezone.utc) - timedelta(seconds=120)
+        ids = [(await registry.open(f"addr:s{i}", "acct_s", 100, now=long_ago))[0] for i in range(3)]
+        for cid in (ids[0], ids[1], ids[0]):  # the third does not ping
+            registry.seen_soon(cid)  # not awaited: the sender goes on sending
+        deadline = time.monotonic() + 10
+        while True:
+            async with pool.acquire() as conn:
+                fresh = await conn.fetch("SELECT id FROM access.wire_connections WHERE id = ANY($1) "
+                                         "AND seen_at > now() - interval '60 seconds'", ids)
+            if len(fresh) >= 2 or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        assert sorted(r["id"] for r in fresh) == sorted(ids[:2])
+    finally:
+        await pool.close()
+
+
 async def test_connections_of_a_process_that_dies_stop_counting_at_once(database_url):
     """Each row names its process; a process killed outright loses its Postgres connection and so
     its presence lock, and its rows stop counting at once (not after three missed pings)."""

@@ -17,7 +17,8 @@ async def test_a_full_inbox_starts_over_and_wakes_its_reader():
     inbox = Inbox(max_messages=3)
     for seq in range(1, 5):
         inbox.put("game:gm_x", delta(seq))
-    assert inbox.queue.get_nowait() is None  # everything pending dropped; the reader is woken
+    assert inbox.pending() and inbox.take() is None  # everything pending dropped; the reader is woken
+    assert not inbox.pending()
     assert inbox.take_restart() == "slow_consumer" and inbox.take_restart() is None
 
 
@@ -30,7 +31,7 @@ async def test_stopping_is_final_and_reaches_connections_opened_meanwhile():
     await asyncio.sleep(0)
     assert not closing.done()  # waits for the connection to go
     first.start_over("reconnected")  # a broker reconnect does not undo a stop
-    assert first.take_restart() == STOPPING and first.queue.get_nowait() is None
+    assert first.take_restart() == STOPPING and first.take() is None
     live.enter(second)  # opened while stopping: told at once
     assert second.take_restart() == STOPPING
     live.leave(first)
@@ -62,3 +63,28 @@ async def test_the_send_queue_is_bounded_by_bytes_and_warns_once_per_slow_spell(
     assert inbox.alarm.is_set() and inbox.pending_bytes == 0
     assert await inbox.get() is None and inbox.take_restart() == "slow_consumer"
     assert not inbox.alarm.is_set()  # a stream starts over; the socket has closed by then
+
+
+async def test_many_deltas_wake_the_reader_once_and_are_held_by_reference():
+    inbox = Inbox()
+    shared = Delta(1, "market.update", b'{"op":"delta"}', topic="market:m")
+    waiting = asyncio.ensure_future(inbox.wait())
+    await asyncio.sleep(0)
+    for _ in range(3):
+        inbox.put("market:m", shared)
+    assert not waiting.done()  # woken, not yet run: the three arrive in one turn
+    await asyncio.wait_for(waiting, 1)
+    taken = [inbox.take() for _ in range(3)]
+    assert all(d is shared for d in taken) and not inbox.pending()  # the fan-out's Delta itself
+    assert shared.ws_event is shared.ws_event and shared.ws_event["text"] == '{"op":"delta"}'  # made once
+
+
+async def test_wait_returns_on_a_poke_or_its_timeout():
+    inbox = Inbox()
+    started = asyncio.get_running_loop().time()
+    await inbox.wait(0.05)
+    assert asyncio.get_running_loop().time() - started >= 0.04 and not inbox.pending()
+    waiting = asyncio.ensure_future(inbox.wait(10))
+    await asyncio.sleep(0)
+    inbox.poke()
+    await asyncio.wait_for(waiting, 1)
