@@ -23,7 +23,7 @@ from projections import season_lines
 from projections.consensus import MIN_BOOKS, consensus_inputs, eligible_quotes, is_suspended, other_methods
 from projections.deltas import field as game_field, line_outcomes
 from projections.event_time import from_us, opt_dt
-from domain.devig import DEFAULT_METHOD, METHODS
+from domain.devig import DEFAULT_METHOD, METHODS, overround as overround_of
 from projections.search_terms import normalise
 from projections.lines import BookQuote, LineState
 from projections.state import (
@@ -282,14 +282,16 @@ def market_line_record(m: MarketState, key: str, line: LineState, window_us: int
         probabilities = {DEFAULT_METHOD: tuple(c.probabilities), **others}
         prices: list[float | None] = list(c.prices)
         hold: float | None = c.hold
+        overround: float | None = overround_of(list(c.prices))  # of the prices the hold is of
     else:  # one bookmaker: its prices under another name are not served (notes say why)
         probabilities = {method: None for method in METHODS}
-        prices, hold, notes = [None] * len(c.names), None, _unserved_notes(c.books)
+        prices, hold, overround, notes = [None] * len(c.names), None, None, _unserved_notes(c.books)
     source = ", ".join(sorted({q.origin.source for q in inputs}))
     as_of = from_us(max(q.origin.source_ts for q in inputs))
     return MarketLineRecord(
         market_id=m.market_id, line_key=key, point=_num(line.point), is_main=key == m.main_key, books=c.books,
-        hold=hold, outcomes=line_outcomes(c, prices, probabilities), methods=notes, source=source, as_of=as_of,
+        hold=hold, overround=overround, outcomes=line_outcomes(c, prices, probabilities), methods=notes,
+        source=source, as_of=as_of,
         provenance=SourceTimes(source=source, source_ts=as_of,
                                ingest_ts=from_us(max(q.origin.ingest_ts for q in inputs))),
         basis=basis,  # type: ignore[arg-type]  # one of LineBasis (consensus.consensus_inputs)

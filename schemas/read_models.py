@@ -13,7 +13,7 @@ What derives from a record model (tests/unit/test_read_models.py checks each):
   that struct, and the AsyncAPI document is generated from it;
 - the REST market line (`api.resources.markets.MarketLine`) declares the fields it shares with
   the record with the record's own types, and is built from a `MarketLineRecord`, reading the
-  stored figures (hold, books, prices, probabilities) and never recomputing them.
+  stored figures (hold, overround, books, prices, probabilities) and never recomputing them.
 
 Where to add a field to a market line: add it to `MarketLineRecord` (or to `LineData` when the
 Wire shows it too), add the column in a migration, and set it in `projections.rows`; the
@@ -43,6 +43,9 @@ def pg(pgtype: str) -> msgspec.Meta:
 Point = Annotated[float | None, pg("numeric")]  # the line's point; null for lines without one (h2h)
 Books = int  # eligible bookmakers (exchanges, DFS operators and published lines are not counted)
 Hold = float | None  # 1 - 1 / sum(1 / consensus price); null when the line's values are not served
+# sum(1 / consensus price) - 1 (domain.devig.overround): stored beside the hold, so REST serves it as
+# stored; null when the line's values are not served
+Overround = float | None
 # what the values are: `consensus` of at least 2 bookmakers; `published_line`, a source's own line
 # for the game (fewer bookmakers; `source` names it); `too_few_books`: one bookmaker quotes the
 # line, so no value is served (price, probability and hold are null)
@@ -94,6 +97,7 @@ class MarketLineRecord(LineData, kw_only=True):
     """One row of `market_lines`: a line's consensus under every devig method."""
 
     market_id: str
+    overround: Overround
     methods: dict[str, DevigNote]  # per devig method
     source: str  # the sources of the quotes the values come from
     as_of: datetime

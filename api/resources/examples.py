@@ -14,6 +14,7 @@ from api.resources import library
 from api.resources.lists import (
     CompetitionList, GameList, MarketList, ReferenceEntryList, SearchResultList, Slate, SportList,
 )
+from domain.devig import hold, overround
 from schemas.read_models import (
     GameRecord, KnownProvenance, LineOutcome, MarketLineRecord, MarketRecord, SourceTimes, StatLineRecord,
 )
@@ -78,13 +79,17 @@ def _outcome(selection: str, name: str, team: str, point: float, price: float, p
                        probability=_probabilities(p))
 
 
+# the stored figures of the example prices, as the projector stores them (domain.devig)
+_SPREAD_PRICES = (1.9803921568627452, 1.8474576271186440)
+_ALTERNATE_PRICES = (1.9090909090909092, 1.9090909090909092)
 _SPREAD_LINE = MarketLineRecord(
-    market_id=SPREADS, line_key="-3", point=-3.0, is_main=True, books=0, hold=0.04567, methods={},
+    market_id=SPREADS, line_key="-3", point=-3.0, is_main=True, books=0, hold=hold(_SPREAD_PRICES),
+    overround=overround(_SPREAD_PRICES), methods={},
     source="nflverse closing lines", basis="published_line", as_of=_T,
     provenance=SourceTimes(source="nflverse closing lines", source_ts=_T, ingest_ts=_T),
     outcomes=[
-        _outcome("home", "Kansas City Chiefs", KC, -3.0, 1.9803921568627452, 0.4944444444444444),
-        _outcome("away", "Baltimore Ravens", BAL, 3.0, 1.8474576271186440, 0.5055555555555556),
+        _outcome("home", "Kansas City Chiefs", KC, -3.0, _SPREAD_PRICES[0], 0.4944444444444444),
+        _outcome("away", "Baltimore Ravens", BAL, 3.0, _SPREAD_PRICES[1], 0.5055555555555556),
     ],
 )
 
@@ -129,9 +134,9 @@ def market_list() -> MarketList:
 def market_detail() -> markets.MarketDetail:
     alternate = msgspec.structs.replace(
         _SPREAD_LINE, line_key="-2.5", point=-2.5, is_main=False, books=3, basis="consensus", source="The Odds API",
-        hold=0.04761904761904767, outcomes=[
-            _outcome("home", "Kansas City Chiefs", KC, -2.5, 1.9090909090909092, 0.5),
-            _outcome("away", "Baltimore Ravens", BAL, 2.5, 1.9090909090909092, 0.5),
+        hold=hold(_ALTERNATE_PRICES), overround=overround(_ALTERNATE_PRICES), outcomes=[
+            _outcome("home", "Kansas City Chiefs", KC, -2.5, _ALTERNATE_PRICES[0], 0.5),
+            _outcome("away", "Baltimore Ravens", BAL, 2.5, _ALTERNATE_PRICES[1], 0.5),
         ],
     )
     return markets.market_detail(

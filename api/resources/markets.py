@@ -3,7 +3,8 @@
 The detail record is ours to design. It serves consensus values only:
 per outcome the consensus price (median decimal price across eligible books), the consensus
 no-vig probability under the requested devig method, and the fair price 1/p; per line the
-hold, overround and number of books. Never a book's name or a book's price.
+hold, overround and number of books, as the projection stored them. Never a book's name or a
+book's price.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from api.resources.freshness import market_stale_after_ms
 from api.resources.odds_display import Price, fair_price, percent, price
 from domain.devig import METHODS, Method
 from schemas.read_models import (
-    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, MarketRecord, Point, record,
+    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, MarketRecord, Overround, Point, record,
 )
 from schemas.wire import market_topic
 
@@ -75,7 +76,7 @@ class MarketLine(msgspec.Struct, kw_only=True):
     books: Books
     hold: Hold  # as the projection stored it
     hold_display: str | None
-    overround: float | None  # sum(1 / consensus price) - 1
+    overround: Overround  # as the projection stored it
     overround_display: str | None
     devig_notes: DevigNotes
     as_of: datetime
@@ -144,16 +145,13 @@ def _notes(note: DevigNote | None, method: str, probabilities: Sequence[float | 
 
 def market_line(row: MarketLineRecord | Mapping[str, Any], method: str) -> MarketLine:
     """A stored line (a record, or a `market_lines` row with its columns) as served: the stored
-    figures as they are; only the overround, which is not stored, is derived (from the stored
-    prices)."""
+    figures (hold, overround, prices, probabilities) as they are, never computed again."""
     line: MarketLineRecord = row if isinstance(row, MarketLineRecord) else record(MarketLineRecord, row)
     outcomes = [_outcome(o, method) for o in line.outcomes]
-    prices = [o.price for o in line.outcomes]
-    booksum = sum(1.0 / d for d in prices if d is not None) if prices and None not in prices else None
-    overround = booksum - 1.0 if booksum else None
     return MarketLine(
         point=line.point, is_main=line.is_main, basis=line.basis, source=line.source, books=line.books,
-        hold=line.hold, hold_display=percent(line.hold), overround=overround, overround_display=percent(overround),
+        hold=line.hold, hold_display=percent(line.hold), overround=line.overround,
+        overround_display=percent(line.overround),
         devig_notes=_notes(line.methods.get(method), method, [o.no_vig_probability for o in outcomes]),
         as_of=utc(line.as_of), outcomes=outcomes,
     )

@@ -40,3 +40,48 @@ async def test_each_table_has_its_record_columns(database_url):
                 assert {c for c in not_null if _nullable(model, c)} == set(), (schema, name)
     finally:
         await conn.close()
+
+
+async def test_the_overround_migration_fills_the_lines_written_before_it_as_the_writer_would(database_url):
+    """0140 adds `market_lines.overround` to a table that already has rows: every served line gets
+    exactly the figure the projector writes (so a verify finds the rebuild equal), an unserved
+    line stays null, and applying it again changes nothing."""
+    from infra.migrate import _files
+    from projections.reducers import reduce
+    from projections.rows import TABLES, market_line_record
+    from schemas.read_models import row_values
+    from tests.support import projection_events as ev
+
+    window = 3600 * 1_000_000
+    gid = ev.game().game_id
+    state = None
+    quotes = [("a", [-110, -110], "-3"), ("b", [-105, -115], "-3"), ("c", [-120, 100], "-3"), ("a", [-150, 125], "-7")]
+    for minute, (book, prices, point) in enumerate(quotes, 1):
+        state, _ = reduce(state, ev.quote(gid, book, prices, market_type="spreads", point=point, minute=minute), window)
+    (m,) = state.markets.values()
+    made = {key: market_line_record(m, key, line, window) for key, line in m.lines.items()}
+    assert made["-3"].overround is not None and made["-7"].overround is None  # one book: not served
+
+    files = _files("dataset")
+    (migration,) = [f for f in files if f.name == "0140_market_line_overround.sql"]
+    cols = [name for name, _ in TABLES["market_lines"][0]]
+    conn = await asyncpg.connect(database_url)
+    try:
+        async with conn.transaction():
+            await conn.execute('CREATE SCHEMA before_overround; SET LOCAL search_path = before_overround, public')
+            for path in files[: files.index(migration)]:
+                await conn.execute(path.read_text())
+            kept = [c for c in cols if c != "overround"]
+            for record in made.values():
+                values = dict(zip(cols, row_values(record)))
+                await conn.execute(
+                    f"INSERT INTO market_lines ({', '.join(kept)}) VALUES "
+                    f"({', '.join(f'${i}' + ('::jsonb' if c in ('outcomes', 'methods', 'provenance') else '') for i, c in enumerate(kept, 1))})",
+                    *(values[c] for c in kept),
+                )
+            for _ in range(2):  # once, and once more: nothing changes the second time
+                await conn.execute(migration.read_text())
+                stored = {r["line_key"]: r["overround"] for r in await conn.fetch("SELECT line_key, overround FROM market_lines")}
+                assert stored == {key: record.overround for key, record in made.items()}
+    finally:
+        await conn.close()

@@ -52,7 +52,8 @@ def test_the_writer_columns_are_the_record_fields_with_their_postgres_types():
     assert key == MARKET_LINE_KEY and set(key) <= set(MarketLineRecord.__struct_fields__)
     assert dict(cols) == {
         "line_key": "text", "point": "numeric", "is_main": "boolean", "books": "int", "hold": "float8",
-        "outcomes": "jsonb", "basis": "text", "market_id": "text", "methods": "jsonb", "source": "text",
+        "outcomes": "jsonb", "basis": "text", "market_id": "text", "overround": "float8", "methods": "jsonb",
+        "source": "text",
         "as_of": "timestamptz", "provenance": "jsonb",
     }
 
@@ -108,7 +109,7 @@ def test_rest_line_fields_shared_with_the_record_are_the_record_types():
     rest = typing.get_type_hints(MarketLine, include_extras=True)
     stored = typing.get_type_hints(MarketLineRecord, include_extras=True)
     shared = set(rest) & set(stored)
-    assert shared == {"point", "is_main", "basis", "source", "books", "hold", "as_of", "outcomes"}
+    assert shared == {"point", "is_main", "basis", "source", "books", "hold", "overround", "as_of", "outcomes"}
     assert {name for name in shared if rest[name] != stored[name]} == {"outcomes"}  # REST prices them
 
 
@@ -130,7 +131,7 @@ def test_the_openapi_line_fields_are_the_record_fields():
     rest = openapi["components"]["schemas"]["MarketLine"]["properties"]
     _, record_schemas = msgspec.json.schema_components([MarketLineRecord])
     stored = record_schemas["MarketLineRecord"]["properties"]
-    for name in ("point", "is_main", "books", "hold", "source"):
+    for name in ("point", "is_main", "books", "hold", "overround", "source"):
         assert _types(rest[name]) == _types(stored[name]), name
     assert set(rest["basis"].get("enum", [])) == set(typing.get_args(typing.get_type_hints(LineData)["basis"]))
 
@@ -314,3 +315,61 @@ def test_rest_serves_a_stat_line_as_its_stored_record():
         made.subject_id, made.game_id, made.season, made.basis)
     assert served.provenance.ingest_ts == made.provenance.ingest_ts
     assert stat_line(made) == served  # a record is served alike
+
+
+# ---- the overround is stored, and served as stored -------------------------------------------------
+
+
+def test_the_projection_stores_the_overround_of_the_prices_it_stores_the_hold_of():
+    from domain.devig import hold, overround
+
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]), ("c", [-120, 100]))
+    made = market_line_record(m, key, m.lines[key], WINDOW_US)
+    prices = [o.price for o in made.outcomes]
+    assert made.overround == overround(prices) and made.hold == hold(prices)
+    assert made.overround > made.hold > 0
+    stored = _stored(market_line_row(m, key, m.lines[key], WINDOW_US))
+    assert stored["overround"] == made.overround
+
+
+def test_rest_serves_the_stored_overround_and_never_computes_one():
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]))
+    stored = _stored(market_line_row(m, key, m.lines[key], WINDOW_US))
+    assert market_line(stored, DEFAULT_METHOD).overround == stored["overround"] is not None
+    # whatever the stored prices would give, the stored figure is what is served; null stays null
+    stored["overround"] = 0.5
+    assert market_line(stored, DEFAULT_METHOD).overround == 0.5
+    stored["overround"] = None
+    assert market_line(stored, DEFAULT_METHOD).overround is None
+
+
+def test_a_line_of_one_bookmaker_stores_no_overround():
+    m, key = _market(("a", [-110, -110]))
+    made = market_line_record(m, key, m.lines[key], WINDOW_US)
+    assert made.basis == "too_few_books" and made.hold is None and made.overround is None
+
+
+def test_no_booksum_is_computed_outside_domain():
+    """One definition per formula: a booksum (and so an overround or a hold) comes from
+    domain.devig. A sum of 1 / price written out by hand anywhere else, as `sum(1 / d for ...)` or
+    as `total += 1 / d` in a loop, fails here."""
+    import ast
+    from pathlib import Path
+
+    def reciprocal(node: ast.AST) -> bool:
+        return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                and isinstance(node.left, ast.Constant) and node.left.value in (1, 1.0))
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for package in ("api", "wire", "projections", "schemas", "cli", "access", "ingest", "infra"):
+        for path in (root / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                summed = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "sum"
+                          and node.args and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp))
+                          and reciprocal(node.args[0].elt))
+                added = isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and reciprocal(node.value)
+                if summed or added:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []
+
