@@ -35,7 +35,7 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.kept import Kept
+from api.kept import Kept, KeptStore
 from schemas.datasets import pg_schema
 
 
@@ -75,7 +75,7 @@ class ReadCacheMiddleware(ASGIMiddleware):
         if version is None:
             await next_app(scope, receive, send)
             return
-        store = app_state.kept
+        store: KeptStore = app_state.kept  # the one store of kept responses (api/kept.py)
         if scope["route_handler"].opt.get("changes_with_time"):
             version = (*version, int(time.time()) // TIME_BUCKET_SECONDS)
         key = (scope["path"], scope["query_string"], version)
@@ -92,12 +92,12 @@ class ReadCacheMiddleware(ASGIMiddleware):
         self._building[key] = done
         kept = None
         try:
-            kept = await self._build(key, request_id, scope, receive, send, next_app)
+            kept = await self._build(store, key, request_id, scope, receive, send, next_app)
         finally:
             del self._building[key]
             done.set_result(kept)
 
-    async def _build(self, key: tuple, request_id: str, scope: Scope, receive: Receive, send: Send,
+    async def _build(self, store: KeptStore, key: tuple, request_id: str, scope: Scope, receive: Receive, send: Send,
                      next_app: ASGIApp) -> Kept | None:
         start: Message | None = None
         body: list[bytes] = []
@@ -114,5 +114,5 @@ class ReadCacheMiddleware(ASGIMiddleware):
 
         await next_app(scope, receive, capture)
         if start is not None and start["status"] == 200 and whole and body:
-            return self._app_state.kept.put(key, Kept(200, list(start.get("headers", [])), body[0], request_id))
+            return store.put(key, Kept(200, list(start.get("headers", [])), body[0], request_id))
         return None
