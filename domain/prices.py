@@ -20,15 +20,20 @@ from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple, TypeVar, get_args
 
 from domain.exact import InvalidInput, Number, exact, round_half_even
 
-PriceFormat = Literal["decimal", "american", "fractional", "implied"]
-PRICE_FORMATS: tuple[PriceFormat, ...] = ("decimal", "american", "fractional", "implied")
+# The one list of price formats, each set built on the one before (a Literal of Literals is their
+# union, in order), so a format is named once:
 # the formats a book's quote arrives in (an event's `price_format`)
 QuoteFormat = Literal["decimal", "american"]
-QUOTE_FORMATS: tuple[QuoteFormat, ...] = ("decimal", "american")
+# the formats odds are written in (a quote's, and the fractional odds people write: 5/2, evens)
+OddsFormat = Literal[QuoteFormat, "fractional"]
+# every format a price is served and converted in (the implied probability too)
+PriceFormat = Literal[OddsFormat, "implied"]
+QUOTE_FORMATS: tuple[QuoteFormat, ...] = get_args(QuoteFormat)
+PRICE_FORMATS: tuple[PriceFormat, ...] = get_args(PriceFormat)
 
 N = TypeVar("N", Fraction, Decimal, float)  # the American <-> decimal pair works in any of these
 

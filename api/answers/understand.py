@@ -18,8 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from domain.devig import METHODS
-
-PriceFormat = Literal["decimal", "american", "fractional"]
+from domain.prices import OddsFormat, PriceFormat
 
 US_STATES = {
     "AL": "alabama", "AK": "alaska", "AZ": "arizona", "AR": "arkansas", "CA": "california", "CO": "colorado",
@@ -186,7 +185,7 @@ _CUE_WORDS = (CONVERT_CUES | PAYOUT_CUES | VIG_CUES | MARKET_CUES | GAME_CUES | 
 @dataclass(frozen=True)
 class PriceMention:
     value: Decimal  # as written: American (+150), decimal (2.5) or fractional (5/2 as 2.5)
-    format: PriceFormat
+    format: OddsFormat
     text: str  # how the engine read it, e.g. "+150", "5/2", "2.50" (its own rendering, not the question's)
     status: Literal["win", "push", "void"] = "win"
 
@@ -207,7 +206,7 @@ class Reading:
     season: int | None = None
     states: list[str] = field(default_factory=list)
     devig_method: str | None = None
-    target_format: PriceFormat | Literal["implied"] | None = None
+    target_format: PriceFormat | None = None
     market_types: set[str] = field(default_factory=set)
     phrases: list[str] = field(default_factory=list)  # candidate entity phrases, longest first
     refusal: RefusalReason | None = None

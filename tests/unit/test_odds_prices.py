@@ -153,3 +153,21 @@ def test_decimal_text_round_trips(value):
     d = prices.to_decimal(str(value))
     assert Fraction(value) == d
     assert prices.to_decimal(prices.fraction_text(prices.fractional(d)), "fractional") == d
+
+
+# --- the one list of formats ----------------------------------------------------------------------
+
+
+def test_each_format_set_extends_the_one_before_and_the_answers_read_the_same_list():
+    import typing
+
+    from api.answers import understand
+
+    assert typing.get_args(prices.QuoteFormat) == prices.QUOTE_FORMATS == ("decimal", "american")
+    assert typing.get_args(prices.OddsFormat) == (*prices.QUOTE_FORMATS, "fractional")
+    assert prices.PRICE_FORMATS == (*typing.get_args(prices.OddsFormat), "implied")
+    # the answers read a price as written in an odds format, and convert to any price format
+    hints = typing.get_type_hints(understand.PriceMention)
+    assert hints["format"] == prices.OddsFormat
+    assert typing.get_type_hints(understand.Reading)["target_format"] == prices.PriceFormat | None
+    assert not hasattr(understand, "PriceFormat") or understand.PriceFormat is prices.PriceFormat
