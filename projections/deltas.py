@@ -147,7 +147,7 @@ def market_data(view: tuple) -> MarketData:
         else:
             lines.append(line_data(key, point, consensus, key == main_key))
     return MarketData(
-        market_id=market_id, game_id=game_id, kind=kind, type=type_, period=period, participant_id=participant_id,
-        name=name, status=status, reason=reason, main_point=number(main_point), books=books, lines=lines,
+        id=market_id, game_id=game_id, kind=kind, type=type_, period=period, participant_id=participant_id,
+        name=name, status=status, status_reason=reason, main_point=number(main_point), books=books, lines=lines,
         removed_lines=removed,
     )

@@ -10,7 +10,8 @@ What derives from a record model (tests/unit/test_read_models.py checks each):
   (`columns`, used by `projections.rows.TABLES`), and the row tuple itself (`row_values`);
 - the columns a reader selects (`column_list`) and the typed record it gets back (`record`);
 - the Wire line (`LineData`, the base of `MarketLineRecord`): snapshots and deltas are built as
-  that struct, and the AsyncAPI document is generated from it;
+  that struct, and the AsyncAPI document is generated from it; likewise the Wire's market header
+  is `MarketHeader`, the base of `MarketRecord`;
 - the REST market line (`api.resources.markets.MarketLine`) declares the fields it shares with
   the record with the record's own types, and is built from a `MarketLineRecord`, reading the
   stored figures (hold, overround, books, prices, probabilities) and never recomputing them.
@@ -107,8 +108,10 @@ class MarketLineRecord(LineData, kw_only=True):
 MARKET_LINE_KEY = ("market_id", "line_key")
 
 
-class MarketRecord(msgspec.Struct, kw_only=True):
-    """One row of `markets`: a market's identity and state; its lines are `MarketLineRecord`s."""
+class MarketHeader(msgspec.Struct, kw_only=True):
+    """A market's identity and state: the leading columns of its `markets` row, and the header of
+    its Wire payload (`schemas.wire.MarketData`, which names `id` `market_id` and `status_reason`
+    `reason`, in the same places)."""
 
     id: str  # mkt_
     game_id: str
@@ -121,6 +124,11 @@ class MarketRecord(msgspec.Struct, kw_only=True):
     status_reason: str | None
     main_point: Point  # the main line's point
     books: Books  # on the main line
+
+
+class MarketRecord(MarketHeader, kw_only=True):
+    """One row of `markets`: its header, then where it came from; its lines are `MarketLineRecord`s."""
+
     source: str
     as_of: datetime
     provenance: SourceTimes

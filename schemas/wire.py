@@ -14,7 +14,7 @@ import msgspec
 
 from schemas.answers import Answer
 from domain.ids import id_regex
-from schemas.read_models import LineData  # a line: its one definition
+from schemas.read_models import LineData, MarketHeader  # a line and a market header: their one definitions
 
 DeltaType = Literal["game.state", "market.update", "market.suspended", "answer.update"]
 
@@ -75,20 +75,12 @@ class GameStateData(msgspec.Struct, kw_only=True):
     venue: str | None
 
 
-class MarketData(msgspec.Struct, kw_only=True):
+class MarketData(MarketHeader, kw_only=True):
     """`market.update` and `market.suspended`: the market header and the lines that changed."""
 
-    market_id: str
-    game_id: str
-    kind: str  # game, prop, future, exchange
-    type: str  # h2h, spreads, totals, prop type
-    period: str
-    participant_id: str | None
-    name: str | None
-    status: str  # open, suspended
-    reason: str | None
-    main_point: float | None
-    books: int
+    # the Wire's names for two header members (redeclared, they keep their places in the header)
+    id: str = msgspec.field(name="market_id")
+    status_reason: str | None = msgspec.field(name="reason")
     lines: list[LineData]
     removed_lines: list[str]
 

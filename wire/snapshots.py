@@ -45,8 +45,9 @@ def market_snapshot(row: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]) 
     """`market.update` data with all lines, from a `markets` row and its `market_lines` rows
     (`outcomes` decoded; the columns of `LineData`, which the lines are decoded into)."""
     return MarketData(
-        market_id=row["id"], game_id=row["game_id"], kind=row["kind"], type=row["type"], period=row["period"],
-        participant_id=row["participant_id"], name=row["name"], status=row["status"], reason=row["status_reason"],
+        id=row["id"], game_id=row["game_id"], kind=row["kind"], type=row["type"], period=row["period"],
+        participant_id=row["participant_id"], name=row["name"], status=row["status"],
+        status_reason=row["status_reason"],
         main_point=_number(row["main_point"]), books=row["books"],
         lines=sorted((wire_line(record(LineData, line), DEFAULT_METHOD) for line in lines),
                      key=lambda line: line.line_key),

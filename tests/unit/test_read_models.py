@@ -373,3 +373,67 @@ def test_no_booksum_is_computed_outside_domain():
                     found.append(f"{path.relative_to(root)}:{node.lineno}")
     assert found == []
 
+
+# ---- the market header: one struct for the row and the Wire --------------------------------------
+
+
+def _suspended_market():
+    game = ev.game()
+    first = ev.quote(game.game_id, "a", [-110, -110], market_type="spreads", point="-3", minute=1)
+    return _fold([game, first, ev.quote(game.game_id, "b", [-105, -115], market_type="spreads", point="-3", minute=2),
+                  ev.suspended(game.game_id, first.market_id, minute=3)])
+
+
+def test_the_market_header_is_declared_once_for_the_row_and_the_wire():
+    from schemas.read_models import MarketHeader
+    from schemas.wire import MarketData
+
+    assert issubclass(MarketRecord, MarketHeader) and issubclass(MarketData, MarketHeader)
+    header = MarketHeader.__struct_fields__
+    assert header == ("id", "game_id", "kind", "type", "period", "participant_id", "name", "status",
+                      "status_reason", "main_point", "books")
+    assert MarketRecord.__struct_fields__[:len(header)] == header
+    assert MarketData.__struct_fields__[:len(header)] == header
+    # the same types on both sides (the Wire only renames two members)
+    base = typing.get_type_hints(MarketHeader, include_extras=True)
+    for model in (MarketRecord, MarketData):
+        hints = typing.get_type_hints(model, include_extras=True)
+        assert {name: hints[name] for name in header} == base, model
+    renamed = dict(zip(MarketData.__struct_fields__, MarketData.__struct_encode_fields__))
+    assert {k: v for k, v in renamed.items() if k != v} == {"id": "market_id", "status_reason": "reason"}
+
+
+def test_the_markets_columns_are_unchanged_by_the_shared_header():
+    assert columns(MarketRecord) == (
+        ("id", "text"), ("game_id", "text"), ("kind", "text"), ("type", "text"), ("period", "text"),
+        ("participant_id", "text"), ("name", "text"), ("status", "text"), ("status_reason", "text"),
+        ("main_point", "numeric"), ("books", "int"), ("source", "text"), ("as_of", "timestamptz"),
+        ("provenance", "jsonb"), ("last_seq", "bigint"),
+    )
+
+
+def test_market_frames_are_byte_for_byte_what_they_were_before_the_shared_header():
+    # encoded by the code before the header was shared (commit ebe4952): a changed member name or
+    # member order changes every client's frames
+    from wire.snapshots import market_snapshot
+
+    tables, deltas = _suspended_market()
+    market = [d for d in deltas if d.type.startswith("market.")]
+    assert msgspec.json.encode(market[1].data) == (
+        b'{"market_id":"mkt_e9xgmazr4m2y3v0ny92n","game_id":"gm_jygcne2nam1w6d7kk0x1","kind":"game",'
+        b'"type":"spreads","period":"full","participant_id":null,"name":null,"status":"open","reason":null,'
+        b'"main_point":-3.0,"books":2,"lines":[{"line_key":"-3","point":-3.0,"is_main":true,"books":2,'
+        b'"hold":0.045096212419822757,"outcomes":[{"selection":"home","name":"Home","participant_id":null,'
+        b'"point":-3.0,"price":1.9307359307359309,"probability":{"multiplicative":0.4945828819068256}},'
+        b'{"selection":"away","name":"Away","participant_id":null,"point":3.0,"price":1.889328063241107,'
+        b'"probability":{"multiplicative":0.5054171180931745}}],"basis":"consensus"}],"removed_lines":[]}'
+    )
+    suspended = (
+        b'{"market_id":"mkt_e9xgmazr4m2y3v0ny92n","game_id":"gm_jygcne2nam1w6d7kk0x1","kind":"game",'
+        b'"type":"spreads","period":"full","participant_id":null,"name":null,"status":"suspended",'
+        b'"reason":"touchdown review","main_point":null,"books":0,"lines":[],"removed_lines":%s}'
+    )
+    assert msgspec.json.encode(market[2].data) == suspended % b'["-3"]'
+    (stored,) = tables["markets"]
+    assert msgspec.json.encode(market_snapshot(stored, [])) == suspended % b"[]"
+

@@ -130,7 +130,7 @@ def test_suspension_is_a_market_suspended_delta_and_a_newer_quote_reopens_the_bo
     state, _ = run([q])
     state, out = reduce(state, ev.suspended(GID, q.market_id, minute=2, reason="review"), WINDOW_US)
     assert [(d.type, d.seq) for d in out] == [(MARKET_SUSPENDED, 2)]
-    assert out[0].data.status == "suspended" and out[0].data.reason == "review"
+    assert out[0].data.status == "suspended" and out[0].data.status_reason == "review"
     assert out[0].data.removed_lines == [""]
     state, out = reduce(state, ev.quote(GID, "a", [-105, -115], minute=3), WINDOW_US)
     assert [(d.type, d.seq) for d in out] == [(MARKET_UPDATE, 3)]
