@@ -14,7 +14,8 @@ What derives from a record model (tests/unit/test_read_models.py checks each):
   is `MarketHeader`, the base of `MarketRecord`;
 - the REST market line (`api.resources.markets.MarketLine`) declares the fields it shares with
   the record with the record's own types, and is built from a `MarketLineRecord`, reading the
-  stored figures (hold, overround, books, prices, probabilities) and never recomputing them.
+  stored figures (hold, overround, books, prices, probabilities) and never recomputing them; its
+  outcome (`OutcomeQuote`) is an `Outcome`, as the stored `LineOutcome` is.
 
 Where to add a field to a market line: add it to `MarketLineRecord` (or to `LineData` when the
 Wire shows it too), add the column in a migration, and set it in `projections.rows`; the
@@ -53,11 +54,18 @@ Overround = float | None
 LineBasis = Literal["consensus", "published_line", "too_few_books"]
 
 
-class LineOutcome(msgspec.Struct, kw_only=True):
+class Outcome(msgspec.Struct, kw_only=True):
+    """Which outcome of a line: what every view of it (stored, Wire, REST) starts with."""
+
     selection: str  # home, away, draw, over, under, yes, no
     name: str
     participant_id: str | None
     point: float | None
+
+
+# a stored outcome: its consensus figures (the Wire shows it too; no docstring, which the AsyncAPI
+# document would carry as a description)
+class LineOutcome(Outcome, kw_only=True):
     # consensus decimal price: the median of the books' decimal prices; null when the line's
     # values are not served (`basis` too_few_books)
     price: float | None

@@ -21,7 +21,8 @@ from api.resources.freshness import market_stale_after_ms
 from api.resources.odds_display import Price, fair_price, percent, price
 from domain.devig import METHODS, Method
 from schemas.read_models import (
-    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, MarketRecord, Overround, Point, record,
+    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, MarketRecord, Outcome, Overround, Point,
+    record,
 )
 from schemas.wire import market_topic
 
@@ -44,13 +45,9 @@ class Market(Meta, kw_only=True, tag_field="object", tag="market"):
     provenance: Provenance
 
 
-class OutcomeQuote(msgspec.Struct, kw_only=True):
+class OutcomeQuote(Outcome, kw_only=True):
     """One outcome of a line: consensus price, no-vig probability and fair price."""
 
-    selection: str  # home, away, draw, over, under, yes, no
-    name: str
-    participant_id: str | None
-    point: float | None
     consensus_price: Price | None
     no_vig_probability: float | None  # null when the method could not be applied to this line
     no_vig_probability_display: str | None

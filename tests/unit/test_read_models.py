@@ -437,3 +437,17 @@ def test_market_frames_are_byte_for_byte_what_they_were_before_the_shared_header
     (stored,) = tables["markets"]
     assert msgspec.json.encode(market_snapshot(stored, [])) == suspended % b"[]"
 
+
+def test_the_rest_outcome_declares_the_fields_it_shares_with_the_stored_outcome_once():
+    from api.resources.markets import OutcomeQuote
+    from schemas.read_models import Outcome
+
+    assert issubclass(LineOutcome, Outcome) and issubclass(OutcomeQuote, Outcome)
+    shared = Outcome.__struct_fields__
+    assert shared == ("selection", "name", "participant_id", "point")
+    assert set(OutcomeQuote.__struct_fields__) & set(LineOutcome.__struct_fields__) == set(shared)
+    base = typing.get_type_hints(Outcome, include_extras=True)
+    for model in (LineOutcome, OutcomeQuote):
+        assert model.__struct_fields__[:len(shared)] == shared  # a Wire frame's member order holds
+        hints = typing.get_type_hints(model, include_extras=True)
+        assert {name: hints[name] for name in shared} == base, model
