@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from api.calc_run import calculate, decode
+from calc.run import calculate, decode
 
 EXAMPLE_TIME = datetime(2026, 10, 5, 12, 0, tzinfo=UTC)
 

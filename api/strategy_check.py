@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from api.calc_models import PriceFormat
+from calc.models import PriceFormat
 from api.conventions import RG_LINE
 from api.problems import ProblemError
 from api.resources.strategies import Alternative

@@ -24,7 +24,7 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from api.calc_run import CALCULATIONS
+from calc.run import CALCULATIONS
 from api.resources.strategies import CHECK_TOOL
 
 INSTRUCTIONS = (

@@ -1,10 +1,10 @@
-"""Compute an answer's figures: the odds maths (api.calc_run, the same code as POST
+"""Compute an answer's figures: the odds maths (calc.run, the same code as POST
 /v1/calculations) on the numbers in the question, and the read models (games, markets, players,
 the library) for the entities it names. Each figure carries its value, display, unit, as_of,
 source and the citation it comes from; market and game figures carry their Wire topic.
 
 No formula is written here: conversions, payouts, parlays and margin removal run through
-api.calc_run; a market's consensus and no-vig probabilities are the projector's (read through
+calc.run; a market's consensus and no-vig probabilities are the projector's (read through
 api.resources.markets); stat lines through api.resources.stats.
 """
 
@@ -18,8 +18,7 @@ from zoneinfo import ZoneInfo
 
 import asyncpg
 
-from api import calc_models as cm
-from api import calc_run
+from api import calc_problems
 from api.answers import reads
 from api.answers import understand as u
 from api.answers.categories import Category
@@ -33,12 +32,13 @@ from api.resources.common import utc
 from api.resources.markets import market_line
 from api.resources.odds_display import percent
 from api.resources.stats import stat_line
+from calc import models as cm
+from calc.run import SOURCE as ODDS_SOURCE
 from domain import formula_cards as cards
 from domain.devig import DEFAULT_METHOD
 from schemas.read_models import StatLineRecord, column_list
 from schemas.wire import game_topic, market_topic
 
-ODDS_SOURCE = calc_run.SOURCE
 EASTERN = ZoneInfo("America/New_York")
 MARKET_NAMES = {"h2h": "moneyline", "spreads": "spread", "totals": "total"}
 # what "next" or "last" mean when nothing else says which game: the upcoming game if one is
@@ -93,7 +93,7 @@ def _same_format(prices: Sequence[u.PriceMention]) -> tuple[list[Any], str]:
     out = []
     for p in prices:
         arg, fmt = _odds_arg(p)
-        conv = calc_run.calculate("convert", cm.ConvertRequest(price=arg, format=fmt))
+        conv = calc_problems.calculate("convert", cm.ConvertRequest(price=arg, format=fmt))
         out.append(conv.result.decimal)
     return out, "decimal"
 
@@ -126,7 +126,7 @@ def conversion(r: u.Reading, now: datetime) -> Facts:
     facts = Facts(Category.ODDS_CONVERSION, wagering=True)
     price = r.prices[0]
     arg, fmt = _odds_arg(price)
-    calc = calc_run.calculate("convert", cm.ConvertRequest(price=arg, format=fmt), as_of=now)
+    calc = calc_problems.calculate("convert", cm.ConvertRequest(price=arg, format=fmt), as_of=now)
     cite = _calc_source(facts, calc, now)
     res = calc.result
     facts.words.update(input=price.text, input_format=fmt, target=r.target_format)
@@ -162,7 +162,7 @@ def payout(r: u.Reading, now: datetime) -> Facts:
         odds, fmt = _same_format(r.prices)
         legs = [cm.ParlayLeg(odds=o, status="push" if p.status == "push" else "void" if p.status == "void" else "open")
                 for o, p in zip(odds, r.prices)]
-        calc = calc_run.calculate("parlay", cm.ParlayRequest(legs=legs, stake=str(stake), format=fmt), as_of=now)
+        calc = calc_problems.calculate("parlay", cm.ParlayRequest(legs=legs, stake=str(stake), format=fmt), as_of=now)
         cite = _calc_source(facts, calc, now)
         res = calc.result
         facts.words.update(parlay=True, legs=[p.text for p in r.prices], removed=list(res.legs_removed),
@@ -180,7 +180,7 @@ def payout(r: u.Reading, now: datetime) -> Facts:
     else:
         price = r.prices[0]
         arg, fmt = _odds_arg(price)
-        calc = calc_run.calculate("payout", cm.PayoutRequest(odds=arg, stake=str(stake), format=fmt), as_of=now)
+        calc = calc_problems.calculate("payout", cm.PayoutRequest(odds=arg, stake=str(stake), format=fmt), as_of=now)
         cite = _calc_source(facts, calc, now)
         res = calc.result
         facts.words.update(parlay=False, price=price.text)
@@ -207,7 +207,7 @@ def no_vig(r: u.Reading, now: datetime) -> Facts:
                                      "name another (additive, power, shin, odds ratio) to use it.")
     prices = r.prices[:30]
     odds, fmt = _same_format(prices)
-    calc = calc_run.calculate("devig", cm.DevigRequest(odds=odds, method=method, format=fmt), as_of=now)
+    calc = calc_problems.calculate("devig", cm.DevigRequest(odds=odds, method=method, format=fmt), as_of=now)
     cite = _calc_source(facts, calc, now)
     res = calc.result
     facts.words.update(method=method, prices=[p.text for p in prices], in_range=res.in_range,

@@ -15,13 +15,14 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Example
 from litestar.params import Body, FromPath
 
-from api import calc_run
+from api import calc_problems
 from api.calc_examples import SUMMARIES, request_example, response_example
 from api.errors import body_validation_handler
 from api.openapi import problem_responses
 from api.problems import ProblemError, bounded
+from calc.run import CALCULATIONS
 
-NAMES = tuple(calc_run.CALCULATIONS)
+NAMES = tuple(CALCULATIONS)
 _on_validation = body_validation_handler(
     'Expected a number, or a string holding one (e.g. "1.91", "-110", "10/11" or "evens")'
 )
@@ -45,7 +46,7 @@ DESCRIPTIONS = {
 
 
 def _route(name: str):
-    request_type, _, response_type = calc_run.CALCULATIONS[name]
+    request_type, _, response_type = CALCULATIONS[name]
     responses = problem_responses("invalid_inputs", "calc_not_available", "not_found")
     responses[200] = ResponseSpec(
         data_container=response_type,
@@ -54,7 +55,7 @@ def _route(name: str):
     )
 
     async def handler(data: Any) -> Any:
-        return calc_run.calculate(name, data)
+        return calc_problems.calculate(name, data)
 
     handler.__annotations__ = {
         "data": Annotated[request_type, Body(examples=[Example(summary=SUMMARIES[name], value=request_example(name))])],

@@ -38,15 +38,14 @@ def _calculate(name: str, body: dict[str, Any]) -> Any:
     """Decode `body` as the API would and run it; exits with the problem's detail on bad input."""
     import msgspec
 
-    from api import calc_run
-    from api.problems import ProblemError
+    from calc import run
 
     try:
-        request = calc_run.decode(name, msgspec.json.encode({k: v for k, v in body.items() if v is not None}))
-        return calc_run.calculate(name, request)
+        request = run.decode(name, msgspec.json.encode({k: v for k, v in body.items() if v is not None}))
+        return run.calculate(name, request)
     except msgspec.ValidationError as exc:
         fail(_plain(str(exc)))
-    except ProblemError as exc:
+    except run.Refused as exc:
         fail(exc.detail)
 
 

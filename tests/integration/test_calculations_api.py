@@ -15,7 +15,7 @@ from litestar.testing import TestClient
 
 from api.app import create_app, create_litestar
 from api.calc_examples import REQUESTS
-from api.calc_run import CALCULATIONS, decode
+from calc.run import CALCULATIONS, decode
 from api.conventions import RG_LINE
 from infra.settings import load_settings
 from domain import formula_cards as cards

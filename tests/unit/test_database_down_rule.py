@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.support.packages import PACKAGES
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "domain", "client")
 CONNECTION_ERRORS = re.compile(
     r"\b(InterfaceError|PostgresConnectionError|CannotConnectNowError|ConnectionDoesNotExistError"
     r"|OperatorInterventionError|AdminShutdownError|TooManyConnectionsError)\b")

@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.packages import PACKAGES
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("cli", "api", "wire", "access", "projections", "ingest", "infra", "schemas", "domain", "client")
 LINT = str(Path(sys.executable).with_name("lint-imports"))
 
 
@@ -77,3 +78,13 @@ def test_an_io_import_in_the_domain_breaks_the_domain_rule(tmp_path):
     done = _lint(root)
     assert done.returncode == 1, done.stdout
     assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in done.stdout
+
+
+def test_an_api_import_in_the_calculations_breaks_the_layers(tmp_path):
+    # the calculation runner is shared by the API and the CLI: it must not reach back into the API
+    root = _copy(tmp_path)
+    run = root / "calc" / "run.py"
+    run.write_text(run.read_text() + "\nimport api.problems  # planted\n")
+    done = _lint(root)
+    assert done.returncode == 1, done.stdout
+    assert "calc is not allowed to import api" in done.stdout

@@ -1,4 +1,5 @@
-"""The runner behind the calculations API and `svc calc`: problems, rounding, card citations."""
+"""The runner behind the calculations API and `svc calc` (calc.run): refusals, rounding, card
+citations; and the API's use of it (api.calc_problems), which answers a refusal as a problem."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from fractions import Fraction
 import msgspec
 import pytest
 
-from api import calc_run
-from api.conventions import RG_LINE
+from api import calc_problems
 from api.problems import ProblemError
+from calc import run as calc_run
+from calc.run import Refused
 from domain import devig as margin
+from schemas.cost_line import RG_LINE
 
 
 def run(name: str, body: dict):
@@ -28,14 +31,14 @@ def test_a_solver_failure_is_calc_not_available_never_a_silent_result(monkeypatc
         )
 
     monkeypatch.setattr(margin, "devig", failing)
-    with pytest.raises(ProblemError) as info:
+    with pytest.raises(Refused) as info:
         run("devig", {"odds": [2.1, 3.4, 3.6], "method": "power"})
     assert info.value.code == "calc_not_available" and info.value.param == "method"
     assert "did not reach" in info.value.detail
 
 
 def test_refused_inputs_become_invalid_inputs_naming_the_field():
-    with pytest.raises(ProblemError) as info:
+    with pytest.raises(Refused) as info:
         run("parlay", {"legs": [{"odds": -110}, {"odds": 99}], "stake": 10, "format": "american"})
     assert info.value.code == "invalid_inputs" and info.value.param == "legs[1].odds"
     assert "legs[1].odds" in info.value.detail and "American odds" in info.value.detail
@@ -68,3 +71,15 @@ def test_clv_from_closing_odds_uses_the_devigged_probability():
 def test_parlay_of_void_legs_has_no_american_price():
     result = run("parlay", {"legs": [{"odds": 2, "status": "void"}, {"odds": 3, "status": "push"}], "stake": 5}).result
     assert result.decimal_odds == 1 and result.american_odds is None and result.payout == 5
+
+
+def test_the_api_answers_a_refusal_as_the_problem_of_the_same_code_detail_and_param():
+    body = {"legs": [{"odds": -110}, {"odds": 99}], "stake": 10, "format": "american"}
+    with pytest.raises(Refused) as refused:
+        run("parlay", body)
+    with pytest.raises(ProblemError) as problem:
+        calc_problems.calculate("parlay", calc_run.decode("parlay", msgspec.json.encode(body)))
+    assert (problem.value.code, problem.value.detail, problem.value.param) == (
+        refused.value.code, refused.value.detail, refused.value.param)
+    assert problem.value.status == 422
+

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from api import calc_run
+from calc import run as calc_run
 from api.calc_examples import REQUESTS
 from domain import formula_cards as cards
 from domain.devig import METHODS

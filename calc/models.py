@@ -1,6 +1,6 @@
 """Request and response bodies of the calculations API (`POST /v1/calculations/{name}`).
 
-Pure msgspec types, shared by the routes and the `svc calc` commands. Requests refuse unknown
+Pure msgspec types, shared by the routes, the answers and the `svc calc` commands. Requests refuse unknown
 fields. A number may be sent as a JSON number or as a string (a decimal, a ratio like "10/11",
 or "evens"); strings are read exactly, JSON numbers by their shortest decimal text.
 """

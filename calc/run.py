@@ -1,30 +1,41 @@
-"""Runs a calculation request through the odds maths and wraps the result (no web framework here,
-so `svc calc` runs the very same code).
+"""Runs a calculation request through the odds maths and wraps the result. No web framework and
+no API code here: `POST /v1/calculations/{name}` (through api.calc_problems), the answers and
+`svc calc` run the very same code.
 
 Numbers are exact rationals from input to result; each number of a result is rounded once, half
 to even at 12 decimal places (`PLACES`), then sent as the nearest double. An input the maths
-cannot use becomes an `invalid_inputs` problem whose `param` names it (e.g. `odds[1]`); a solver
-that does not converge becomes `calc_not_available`.
+cannot use raises `Refused` with code `invalid_inputs` and a `param` naming it (e.g. `odds[1]`);
+a solver that does not converge, `calc_not_available`. The codes are the API's problem codes,
+which the API answers with (the CLI prints the detail).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import msgspec
 
-from api import calc_models as m
-from api.conventions import RG_LINE
-from api.problems import ProblemError
+from calc import models as m
 from domain import bets, middles, prices
 from domain import devig as margin  # `devig` here is the calculation
 from domain import formula_cards as cards
 from domain.exact import InvalidInput, exact, round_half_even, to_float
+from schemas.cost_line import RG_LINE
 
 PLACES = 12
 SOURCE = "svc odds maths"
+
+
+class Refused(Exception):
+    """Inputs the maths refuses: the problem the API answers with (`code`), its `detail`, and the
+    request field it is about (`param`)."""
+
+    def __init__(self, code: Literal["invalid_inputs", "calc_not_available"], detail: str,
+                 param: str | None = None) -> None:
+        super().__init__(detail)
+        self.code, self.detail, self.param = code, detail, param
 
 
 def _n(x: Fraction) -> float:
@@ -61,7 +72,7 @@ def _devig(method: str, odds: list[Any], price_format: str, field: str) -> margi
     decimal_odds = [_price(o, price_format, f"{field}[{i}]") for i, o in enumerate(odds)]
     result = margin.devig(method, decimal_odds)
     if not result.converged:
-        raise ProblemError("calc_not_available", " ".join(result.messages), param="method")
+        raise Refused("calc_not_available", " ".join(result.messages), param="method")
     return result
 
 
@@ -200,13 +211,13 @@ CALCULATIONS: dict[str, tuple[type[m.Request], Callable[[Any], tuple[Any, list[s
 
 
 def calculate(name: str, request: m.Request, as_of: datetime | None = None) -> m.Calculation:
-    """The full response for one calculation; raises ProblemError on inputs the maths refuses."""
+    """The full response for one calculation; raises `Refused` on inputs the maths refuses."""
     _, runner, response_type = CALCULATIONS[name]
     try:
         result, used = runner(request)
     except InvalidInput as exc:
         detail = f"Invalid value for '{exc.field}': {exc.message}" if exc.field else exc.message
-        raise ProblemError("invalid_inputs", detail, param=exc.field) from None
+        raise Refused("invalid_inputs", detail, param=exc.field) from None
     refs = [cards.ref(card_id) for card_id in used]
     return response_type(
         formula=refs[0], formulas=refs, source=SOURCE, as_of=as_of or datetime.now(UTC), rg_line=RG_LINE,
