@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 from aiokafka import TopicPartition
 
+from infra.aiokafka_adapter import partitions_of
 from infra.kafka import make_consumer
 from infra.settings import Settings
 from schemas.datasets import FEED_TOPICS, Dataset, topic_name
@@ -67,12 +68,7 @@ async def read_log(
     consumer = make_consumer(settings)
     try:
         await consumer.start()
-        await consumer.topics()  # fetches metadata for every topic
-        tps = [
-            TopicPartition(name, p)
-            for name in names
-            for p in sorted(consumer.partitions_for_topic(name) or ())
-        ]
+        tps = await partitions_of(consumer, list(names))
         consumer.assign(tps)
         end = await consumer.end_offsets(tps)
         start = await consumer.beginning_offsets(tps)

@@ -16,8 +16,8 @@ import asyncio
 import time
 
 import msgspec
-from aiokafka import TopicPartition
 
+from infra.aiokafka_adapter import partitions_of
 from infra.kafka import make_consumer
 from infra.settings import Settings
 from ingest.appended import AppendedRegistry
@@ -40,11 +40,6 @@ def log_topics(settings: Settings, dataset: Dataset) -> dict[str, str]:
     return {topic_name(dataset, base, settings.topic_namespace): base for base in (*FEED_TOPICS, DEADLETTER)}
 
 
-async def _partitions(consumer, topics: list[str]) -> list[TopicPartition]:
-    await consumer.topics()  # fetches metadata for every topic
-    return [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
-
-
 async def read_ids(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -> tuple[list[str], dict[TP, int]]:
     """Event (and dead-letter) IDs of the records from `marks` to the end, and the ends."""
     from ingest.event_log import dead_letter_id
@@ -53,7 +48,7 @@ async def read_ids(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -
     consumer = make_consumer(settings, fetch_max_wait_ms=10)
     await consumer.start()
     try:
-        tps = await _partitions(consumer, list(names))
+        tps = await partitions_of(consumer, list(names))
         if not tps:
             return [], {}
         consumer.assign(tps)
@@ -93,7 +88,7 @@ async def log_ends(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -
     consumer = make_consumer(settings, fetch_max_wait_ms=10)
     await consumer.start()
     try:
-        tps = await _partitions(consumer, list(log_topics(settings, dataset)))
+        tps = await partitions_of(consumer, list(log_topics(settings, dataset)))
         consumer.assign(tps)
         for tp in tps:  # one record before the mark: the fetch answers with the high watermark
             consumer.seek(tp, max(marks.get((tp.topic, tp.partition), 0) - 1, 0))

@@ -13,6 +13,7 @@ import time
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from infra.aiokafka_adapter import partitions_of
 from infra.kafka import make_consumer
 from infra.settings import Settings
 
@@ -38,17 +39,6 @@ async def high_watermarks(consumer: AIOKafkaConsumer, tps: list[TopicPartition],
             if mark is not None:
                 marks[tp] = max(mark, listed[tp])
     return {(tp.topic, tp.partition): offset for tp, offset in marks.items()}
-
-
-async def partitions_of(consumer: AIOKafkaConsumer, topics: list[str]) -> list[TopicPartition]:
-    tps = []
-    for topic in topics:
-        partitions = consumer.partitions_for_topic(topic)
-        if partitions is None:
-            await consumer._client.force_metadata_update()  # a fresh client knows no topics yet
-            partitions = consumer.partitions_for_topic(topic) or set()
-        tps.extend(TopicPartition(topic, p) for p in sorted(partitions))
-    return tps
 
 
 async def log_end_offsets(settings: Settings, topics: list[str]) -> dict[TP, int]:

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 import asyncpg
 from infra.kafka import make_consumer
 from projections.batch import TP, Batch, Fold
-from projections.log_ends import high_watermarks, partitions_of
+from infra.aiokafka_adapter import partitions_of
+from projections.log_ends import high_watermarks
 from projections.pg_writer import StaleState
 from projections.projector import DatasetProjector
 

@@ -26,7 +26,8 @@ from aiokafka.partitioner import DefaultPartitioner
 
 from infra.kafka import make_consumer
 from infra.settings import Settings
-from projections.log_ends import high_watermarks, partitions_of
+from infra.aiokafka_adapter import partitions_of
+from projections.log_ends import high_watermarks
 from wire.recent import RESUME_SECONDS, after
 
 MAX_SCAN = 500_000  # records of one partition: ~2 s of reading here, past which a snapshot is cheaper

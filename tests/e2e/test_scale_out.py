@@ -77,8 +77,9 @@ def open_stream(api: str, key: str, topic: str) -> Stream:
 
 def wire_delta_seqs(stack: Stack) -> dict[str, list[tuple[int, bytes]]]:
     """Per Wire topic, (seq, value) of each record of test.wire.deltas in log order."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka import AIOKafkaConsumer
 
+    from infra.aiokafka_adapter import partitions_of
     from infra.settings import load_settings
 
     settings = load_settings(data_dir=stack.data_dir, env={"SVC_DATA_DIR": str(stack.data_dir)})
@@ -88,11 +89,7 @@ def wire_delta_seqs(stack: Stack) -> dict[str, list[tuple[int, bytes]]]:
                                     auto_offset_reset="earliest", fetch_max_wait_ms=10)
         await consumer.start()
         try:
-            partitions = consumer.partitions_for_topic("test.wire.deltas")
-            if partitions is None:
-                await consumer._client.force_metadata_update()
-                partitions = consumer.partitions_for_topic("test.wire.deltas")
-            tps = [TopicPartition("test.wire.deltas", p) for p in sorted(partitions)]
+            tps = await partitions_of(consumer, ["test.wire.deltas"])
             consumer.assign(tps)
             out: dict[str, list[tuple[int, bytes]]] = {}
             idle = 0

@@ -34,7 +34,8 @@ from aiokafka import TopicPartition
 from infra.db import connect
 from infra.kafka import make_consumer, make_producer
 from infra.topics import ensure_topics
-from projections.log_ends import high_watermarks, partitions_of
+from infra.aiokafka_adapter import partitions_of
+from projections.log_ends import high_watermarks
 from projections.rebuild import ScratchReplay, drop_schema, open_scratch
 from schemas.datasets import FEED_GAMES, WIRE_DELTAS, topic_name
 from schemas.events import encode

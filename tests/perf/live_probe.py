@@ -110,13 +110,10 @@ async def topic(args) -> None:
     await consumer.start()
     seen: dict[str, float] = {}
     try:
-        from aiokafka import TopicPartition
+        from infra.aiokafka_adapter import partitions_of
 
-        parts = consumer.partitions_for_topic(args.topic)
-        while not parts:
-            await consumer._client.force_metadata_update()
-            parts = consumer.partitions_for_topic(args.topic)
-        tps = [TopicPartition(args.topic, p) for p in sorted(parts)]
+        while not (tps := await partitions_of(consumer, [args.topic])):
+            pass  # not created yet: each call refreshes the consumer's metadata
         consumer.assign(tps)
         await consumer.seek_to_end(*tps)
         for tp in tps:

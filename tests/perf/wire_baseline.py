@@ -23,7 +23,8 @@ from websockets.asyncio.server import broadcast, serve
 
 from infra.kafka import make_consumer
 from infra.settings import load_settings
-from projections.log_ends import high_watermarks, partitions_of
+from infra.aiokafka_adapter import partitions_of
+from projections.log_ends import high_watermarks
 
 ACK = json.dumps({"op": "ack"})
 

@@ -13,7 +13,8 @@ from aiokafka import TopicPartition
 from infra.db import connect
 from infra.kafka import make_consumer, make_producer
 from infra.log_epoch import ensure_epoch
-from projections.log_ends import high_watermarks, partitions_of
+from infra.aiokafka_adapter import partitions_of
+from projections.log_ends import high_watermarks
 from projections.outbox import OutboxRelay
 from projections.projector import DatasetProjector
 from projections.replay import BATCH_RECORDS, catch_up
