@@ -21,9 +21,10 @@ from datetime import datetime, timezone
 import msgspec
 from aiokafka.errors import KafkaError
 
+from infra.aiokafka_adapter import partitions_of
 from infra.kafka import make_consumer
 from infra.settings import Settings
-from projections.log_ends import high_watermarks, partitions_of
+from projections.log_ends import high_watermarks
 from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
 from domain.game_status import served_status
 from wire import sse
