@@ -33,58 +33,43 @@ def test_the_layer_rules_hold():
     assert "Contracts: 4 kept, 0 broken." in done.stdout
 
 
-def test_a_wrong_way_import_breaks_the_layers(tmp_path):
+def _broken_by(tmp_path: Path, module: str, planted: str) -> str:
+    """import-linter's report on a copy of the sources with `planted` appended to `module` (a
+    path below the root); the check must fail."""
     root = _copy(tmp_path)
-    events = root / "schemas" / "events.py"
-    events.write_text(events.read_text() + "\nimport api.problems  # planted\n")
+    path = root / module
+    path.write_text(path.read_text() + f"\n{planted}  # planted\n")
     done = _lint(root)
     assert done.returncode == 1, done.stdout
-    assert "schemas is not allowed to import api" in done.stdout
+    return done.stdout
+
+
+def test_a_wrong_way_import_breaks_the_layers(tmp_path):
+    assert "schemas is not allowed to import api" in _broken_by(tmp_path, "schemas/events.py", "import api.problems")
 
 
 def test_an_io_import_in_pure_code_breaks_the_purity_rule(tmp_path):
-    root = _copy(tmp_path)
-    consensus = root / "projections" / "consensus.py"
-    consensus.write_text(consensus.read_text() + "\nimport asyncpg  # planted\n")
-    done = _lint(root)
-    assert done.returncode == 1, done.stdout
-    assert "Pure modules import no I/O library BROKEN" in done.stdout
+    report = _broken_by(tmp_path, "projections/consensus.py", "import asyncpg")
+    assert "Pure modules import no I/O library BROKEN" in report
 
 
 def test_a_server_import_in_the_client_breaks_the_client_rule(tmp_path):
-    root = _copy(tmp_path)
-    models = root / "client" / "models.py"
-    models.write_text(models.read_text() + "\nimport domain.ids  # planted\n")
-    done = _lint(root)
-    assert done.returncode == 1, done.stdout
-    assert "The client imports none of the server's packages BROKEN" in done.stdout
+    report = _broken_by(tmp_path, "client/models.py", "import domain.ids")
+    assert "The client imports none of the server's packages BROKEN" in report
 
 
 def test_a_schemas_import_in_the_domain_breaks_both_domain_rules(tmp_path):
     # the domain is the bottom layer: even schemas, the layer just above, is off limits
-    root = _copy(tmp_path)
-    prices = root / "domain" / "prices.py"
-    prices.write_text(prices.read_text() + "\nimport schemas.events  # planted\n")
-    done = _lint(root)
-    assert done.returncode == 1, done.stdout
-    assert "domain is not allowed to import schemas" in done.stdout
-    assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in done.stdout
+    report = _broken_by(tmp_path, "domain/prices.py", "import schemas.events")
+    assert "domain is not allowed to import schemas" in report
+    assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in report
 
 
 def test_an_io_import_in_the_domain_breaks_the_domain_rule(tmp_path):
-    root = _copy(tmp_path)
-    ids = root / "domain" / "ids.py"
-    ids.write_text(ids.read_text() + "\nimport redis  # planted\n")
-    done = _lint(root)
-    assert done.returncode == 1, done.stdout
-    assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in done.stdout
+    report = _broken_by(tmp_path, "domain/ids.py", "import redis")
+    assert "The domain imports nothing of ours but itself and no I/O library BROKEN" in report
 
 
 def test_an_api_import_in_the_calculations_breaks_the_layers(tmp_path):
     # the calculation runner is shared by the API and the CLI: it must not reach back into the API
-    root = _copy(tmp_path)
-    run = root / "calc" / "run.py"
-    run.write_text(run.read_text() + "\nimport api.problems  # planted\n")
-    done = _lint(root)
-    assert done.returncode == 1, done.stdout
-    assert "calc is not allowed to import api" in done.stdout
+    assert "calc is not allowed to import api" in _broken_by(tmp_path, "calc/run.py", "import api.problems")
