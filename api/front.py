@@ -101,6 +101,22 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
+_VARY = [(b"vary", b"Accept-Encoding")]
+
+
+def _vary(headers) -> list:
+    """`Vary: Accept-Encoding` for a body of a size that is gzipped for a client that asks and
+    sent as it is (this one) to another: a shared cache must not give one's to the other. The
+    compressor says so itself on what it compressed."""
+    length = None
+    for k, v in headers:
+        if k == b"content-encoding" or (k == b"vary" and b"accept-encoding" in v.lower()):
+            return []
+        if k == b"content-length":
+            length = v
+    return _VARY if length is not None and int(length) >= COMPRESS_MIN_BYTES else []
+
+
 def head_only(send, receive):
     """`send` and `receive` for a HEAD answered as GET: the response's status and headers
     (`Content-Length` included) as GET would send them, then an empty body at once. A streaming
@@ -147,6 +163,7 @@ class FrontDoor:
         started = time.perf_counter()
         request_id = self._request_id()
         version = client_request_id = None
+        gzip = False
         served = self._served
         for name, value in scope["headers"]:
             name = name.lower()
@@ -154,11 +171,14 @@ class FrontDoor:
                 client_request_id = value.decode("latin-1")
             elif name == b"api-version":
                 version = value.decode("latin-1")
-            elif name == b"accept-encoding" and b"gzip" in value and not accepts_gzip(value.decode("latin-1")):
-                served = self.app  # the compressor looks for "gzip" anywhere in the header, even "gzip;q=0"
+            elif name == b"accept-encoding" and b"gzip" in value:
+                gzip = accepts_gzip(value.decode("latin-1"))
+                if not gzip:
+                    served = self.app  # the compressor looks for "gzip" anywhere in the header, even "gzip;q=0"
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
+        state["gzip"] = gzip  # the read cache serves its kept gzip body then (api/read_cache.py)
         state["request_id"] = request_id
         path = scope["path"]
         refusal = self._refusal(path, scope.get("query_string", b""), version, client_request_id)
@@ -183,7 +203,7 @@ class FrontDoor:
                 headers = message.get("headers") or []
                 if any(k in _ADDED for k, _ in headers):  # the app writes names in lower case
                     headers = [(k, v) for k, v in headers if k not in _ADDED]
-                message = {**message, "headers": [*headers, *extra]}
+                message = {**message, "headers": [*headers, *extra, *_vary(headers)]}
             await send(message)
 
         metrics.started()

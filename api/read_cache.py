@@ -34,6 +34,9 @@ import time
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.utils.scope.state import ScopeState
+
+from api.front import COMPRESS_LEVEL, COMPRESS_MIN_BYTES
 
 from api.kept import Kept, KeptStore
 from schemas.datasets import pg_schema
@@ -51,9 +54,23 @@ def read_version(listener, scope: Scope, tables: tuple[str, ...]) -> tuple | Non
     return (schema, *listener.changes.version(schema, tables))
 
 
-async def _serve(kept: Kept, request_id: str, send: Send) -> None:
-    await send({"type": "http.response.start", "status": kept.status, "headers": list(kept.headers)})
-    await send({"type": "http.response.body", "body": kept.body(request_id)})
+_VARY = (b"vary", b"Accept-Encoding")
+
+
+async def _serve(kept: Kept, request_id: str, scope: Scope, send: Send) -> None:
+    """The kept response; gzipped from its kept deflated stretches for a client that takes gzip
+    (as the front door's compressor would have: from the same size, at the same level, with
+    `Vary: Accept-Encoding`) and marked so that the compressor passes it on as it is."""
+    if kept.size >= COMPRESS_MIN_BYTES and scope["state"].get("gzip"):
+        body = kept.gzip_body(request_id, COMPRESS_LEVEL)
+        headers = [h for h in kept.headers if h[0] != b"content-length"]
+        headers += [(b"content-encoding", b"gzip"), (b"content-length", str(len(body)).encode()), _VARY]
+        ScopeState.from_scope(scope).is_cached = True  # the compressor sends a cached response as it is
+    else:
+        body = kept.body(request_id)
+        headers = list(kept.headers)
+    await send({"type": "http.response.start", "status": kept.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class ReadCacheMiddleware(ASGIMiddleware):
@@ -86,7 +103,7 @@ class ReadCacheMiddleware(ASGIMiddleware):
                 await next_app(scope, receive, send)
                 return
         if kept is not None:
-            await _serve(kept, request_id, send)
+            await _serve(kept, request_id, scope, send)
             return
         done: asyncio.Future = asyncio.get_running_loop().create_future()
         self._building[key] = done

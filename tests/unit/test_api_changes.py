@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from datetime import datetime, timezone
 
 import msgspec
@@ -66,6 +68,28 @@ def test_a_kept_body_is_the_body_encoded_with_the_new_request_id(names):
     kept = Kept(200, [], msgspec.json.encode(build(first)), first)
     assert kept.body(second) == msgspec.json.encode(build(second))
     assert kept.size == len(kept.body(second))
+
+
+@given(names=st.lists(st.text(), max_size=40), level=st.sampled_from([1, 6, 9]))
+def test_a_kept_gzip_body_is_a_gzip_stream_of_the_body_with_the_new_request_id(names, level):
+    ids = RandomIds("request")
+    first, second, third = ids(), ids(), ids()
+    build = lambda rid: Page(data=[Item(n, rid) for n in names], request_id=rid)  # noqa: E731
+    kept = Kept(200, [], msgspec.json.encode(build(first)), first)
+    for rid in (second, third):  # deflated once, served to each request with its own ID
+        packed = kept.gzip_body(rid, level)
+        assert gzip.decompress(packed) == msgspec.json.encode(build(rid))
+        assert zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(packed) == kept.body(rid)  # one member, whole
+
+
+def test_a_kept_gzip_body_without_a_request_id_and_of_a_large_body():
+    assert gzip.decompress(Kept(200, [], b"", "req_x").gzip_body("req_y", 1)) == b""
+    big = b"".join(b'{"n":%d,"request_id":"req_aaaaaaaaaaaaaaaaaaaa"},' % i for i in range(5000))  # > 64 KiB
+    kept = Kept(200, [], big, "req_aaaaaaaaaaaaaaaaaaaa")
+    packed = kept.gzip_body("req_bbbbbbbbbbbbbbbbbbbb", 1)
+    assert gzip.decompress(packed) == big.replace(b"req_aaaaaaaaaaaaaaaaaaaa", b"req_bbbbbbbbbbbbbbbbbbbb")
+    # compressed across the stretches: each ID costs its own bytes and a block's framing (~40 bytes), no more
+    assert len(packed) < len(gzip.compress(big, 1)) + 45 * 5000
 
 
 def test_the_store_is_bounded_by_entries_and_bytes():
