@@ -230,8 +230,15 @@ def game_row(game: GameState) -> tuple | None:
     return None if record is None else row_values(record)
 
 
+# the fields a game's search entry is made of: its `as_of` is the newest of their stamps, so the
+# entry is a function of them alone (written again only when one of them changed; replayed or
+# rebuilt, the same row)
+_SEARCH_FIELDS = ("name", "competition", "home_team_id", "away_team_id", "season", "week", "kickoff")
+
+
 def game_search_row(game: GameState) -> tuple:
     f = {name: value for name, (value, _) in game.fields.items()}
+    stamps = [game.fields[name][1][0] for name in _SEARCH_FIELDS if name in game.fields]
     kickoff_at, kickoff_date = f.get("kickoff") or (None, None)
     context = {
         "home_team_id": f.get("home_team_id"), "away_team_id": f.get("away_team_id"), "season": f.get("season"),
@@ -239,7 +246,8 @@ def game_search_row(game: GameState) -> tuple:
     }
     # both teams' nicknames too, so "niners at rams" finds the game (schemas.team_nicknames)
     terms = normalise(f["name"], *nicknames(f.get("home_team_id") or ""), *nicknames(f.get("away_team_id") or ""))
-    return (game.game_id, "game", f["name"], f.get("competition"), js(context), terms, from_us(game.as_of))
+    as_of = max(stamps) if stamps else game.as_of
+    return (game.game_id, "game", f["name"], f.get("competition"), js(context), terms, from_us(as_of))
 
 
 def market_record(m: MarketState) -> MarketRecord:
@@ -322,6 +330,19 @@ def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool) -> tuple:
     )
 
 
+def _search_entry_written(old: GameState | None, new: GameState) -> bool:
+    """Whether the game's search entry as `new` would write it is written already (as `old`
+    wrote it). A score, clock or status change leaves the entry as it was: rewriting it (it
+    used to carry the game's `as_of`) told every API process the search index had changed, and
+    each rebuilt its kept search pages and its answers' name index, many times a second during
+    play."""
+    if old is None or old.origin is None:
+        return False  # no entry yet (a game is listed, and indexed, once it has an origin)
+    if old.fields is new.fields:  # the entry is made of the fields (and of static nicknames) only
+        return True
+    return game_record(old) is not None and game_search_row(old) == game_search_row(new)
+
+
 def _game_changes(old: GameState | None, new: GameState, out: RowSet, window_us: int) -> None:
     header_changed = old is None or (
         old.fields is not new.fields or old.origin is not new.origin or old.known_by is not new.known_by
@@ -331,7 +352,8 @@ def _game_changes(old: GameState | None, new: GameState, out: RowSet, window_us:
         row = game_row(new)
         if row is not None:
             out.add("games", row)
-            out.add("search_index", game_search_row(new))
+            if not _search_entry_written(old, new):
+                out.add("search_index", game_search_row(new))
             season = game_field(new, "season")
             if season is not None:
                 out.seasons.add((game_field(new, "competition"), season))

@@ -85,19 +85,22 @@ async def search(
     return [by_id[i] for i in page if i in by_id]
 
 
+# A game's context is read from its entry, which the projector writes with the game's row whenever
+# what the entry holds of it changed (projections/rows.py): not from `games`, which every score
+# and clock change rewrites, so that a kept search page (api/read_cache.py) is not built again
+# for each of them.
 _DETAILS = """
     SELECT si.id, si.kind, si.name, si.context,
            p.position AS player_position, pt.name AS player_team, p.team_id AS player_team_id,
-           gh.name AS game_home, ga.name AS game_away, g.season AS game_season, g.week AS game_week,
-           g.kickoff_at AS game_kickoff_at,
+           gh.name AS game_home, ga.name AS game_away, si.context->>'season' AS game_season,
+           (si.context->>'week')::int AS game_week, (si.context->>'kickoff_at')::timestamptz AS game_kickoff_at,
            t.competition AS team_competition, t.abbreviation AS team_abbreviation,
            c.sport AS competition_sport
     FROM {s}.search_index si
     LEFT JOIN {s}.players p ON si.kind = 'player' AND p.id = si.id
     LEFT JOIN {s}.teams pt ON pt.id = p.team_id
-    LEFT JOIN {s}.games g ON si.kind = 'game' AND g.id = si.id
-    LEFT JOIN {s}.teams gh ON gh.id = g.home_team_id
-    LEFT JOIN {s}.teams ga ON ga.id = g.away_team_id
+    LEFT JOIN {s}.teams gh ON si.kind = 'game' AND gh.id = si.context->>'home_team_id'
+    LEFT JOIN {s}.teams ga ON si.kind = 'game' AND ga.id = si.context->>'away_team_id'
     LEFT JOIN {s}.teams t ON si.kind = 'team' AND t.id = si.id
     LEFT JOIN {s}.competitions c ON si.kind = 'competition' AND c.id = si.id
     WHERE si.id = ANY($1::text[])

@@ -34,9 +34,9 @@ MAX_OFFSET = 1000
     ),
     responses=responses(SearchResultList, "A page of results.", examples.search_results()),
     # the page is kept by the version of these tables (api/read_cache.py): the index and the entities'
-    # own read models its context comes from
+    # own read models its context comes from (a game's from its entry: api/queries/search.py)
     opt={"operation": "search", "scope": READ_SCOPES["reference"], "price": 1,
-         "read_tables": ("search_index", "players", "teams", "games", "competitions")},
+         "read_tables": ("search_index", "players", "teams", "competitions")},
     tags=["search"],
 )
 async def search(

@@ -16,6 +16,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from api.app import create_app
+from api.front import COMPRESS_MIN_BYTES
 from api.routes.games import get_game, list_games
 from api.routes.markets import get_market
 from api.routes.players import get_player
@@ -167,7 +168,9 @@ def _changes(route: str, before: dict) -> list[tuple[str, str, tuple, object]]:
          lambda b: any(r["name"] == "Renamed Entry" for r in b["data"])),
         ("teams", f"UPDATE {SCHEMA}.teams SET abbreviation = 'ZZZ' WHERE id = $1", (nfl_team("CAR"),),
          lambda b: any(r["context"].get("abbreviation") == "ZZZ" for r in b["data"])),
-        ("games", f"UPDATE {SCHEMA}.games SET week = 29 WHERE id = $1", (game["id"],),
+        # a game's context comes from its entry (the projector writes both together), not from `games`
+        ("search_index", f"UPDATE {SCHEMA}.search_index SET context = jsonb_set(context, '{{week}}', '29') "
+         "WHERE id = $1", (game["id"],),
          lambda b: any(r["id"] == game["id"] and r["context"]["week"] == 29 for r in b["data"])),
     ]
 
@@ -193,6 +196,55 @@ async def test_a_change_to_a_named_table_is_served_within_moments(api, api_db, s
                 await conn.execute(f"INSERT INTO {SCHEMA}.{table} SELECT * FROM undo")
                 await conn.execute("DROP TABLE undo")
             await eventually(lambda: _get(api, path, params), lambda b: _same(b, before))
+    finally:
+        await conn.close()
+
+
+@pytest.mark.parametrize("route", sorted(HANDLERS | EARLIER))
+async def test_a_kept_response_is_served_gzipped_as_asked_and_varies_by_accept_encoding(api, api_db, sample, route):
+    """The kept gzip body (api/kept.py) is the plain body gzipped, with its own length; either form
+    says `Vary: Accept-Encoding`; `gzip;q=0` and `identity` get the plain body; HEAD the same
+    headers and no body; and after a change, the gzipped form shows it too."""
+    path, params = (await _paths(api, sample))[route]
+    plain = gzipped = None
+    for _ in range(2):  # the first builds (compressed by the front door), the second is the kept copy
+        plain = await api.get(path, params=params, headers={"Accept-Encoding": "identity"})
+        gzipped = await api.get(path, params=params, headers={"Accept-Encoding": "br, gzip"})
+        refused = await api.get(path, params=params, headers={"Accept-Encoding": "gzip;q=0"})
+        assert plain.status_code == gzipped.status_code == refused.status_code == 200
+        assert "content-encoding" not in plain.headers and "content-encoding" not in refused.headers
+        assert _same(gzipped.json(), plain.json()) and _same(refused.json(), plain.json())
+        if plain.headers["request-id"] in plain.text:  # its own request ID, spliced into the kept gzip stream
+            assert gzipped.headers["request-id"] in gzipped.text
+        if len(plain.content) < COMPRESS_MIN_BYTES:  # a market: too small to be worth compressing
+            assert "content-encoding" not in gzipped.headers
+            continue
+        assert gzipped.headers["content-encoding"] == "gzip"
+        assert int(gzipped.headers["content-length"]) == gzipped.num_bytes_downloaded < len(plain.content)
+        for r in (plain, gzipped, refused):  # built or kept, either form: a shared cache must tell them apart
+            assert r.headers.get_list("vary") == ["Accept-Encoding"]
+    head = await api.head(path, params=params, headers={"Accept-Encoding": "gzip"})
+    assert head.status_code == 200 and head.content == b""
+    assert (head.headers.get("content-encoding"), head.headers["content-length"]) == (
+        gzipped.headers.get("content-encoding"), gzipped.headers["content-length"])
+    table, sql, args, shows = _changes(route, plain.json())[0] if route in HANDLERS else (None,) * 4
+    if table is None:
+        return
+    conn = await asyncpg.connect(api_db)
+    try:
+        await conn.execute(f"CREATE TEMP TABLE undo AS SELECT * FROM {SCHEMA}.{table}")
+        await conn.execute(sql, *args)
+
+        async def get_gzipped() -> dict:
+            r = await api.get(path, params=params, headers={"Accept-Encoding": "gzip"})
+            assert r.headers["content-encoding"] == "gzip"
+            return r.json()
+
+        await eventually(get_gzipped, shows)
+        async with conn.transaction():
+            await conn.execute(f"DELETE FROM {SCHEMA}.{table}")
+            await conn.execute(f"INSERT INTO {SCHEMA}.{table} SELECT * FROM undo")
+        await eventually(get_gzipped, lambda b: _same(b, plain.json()))
     finally:
         await conn.close()
 
