@@ -3,11 +3,12 @@ the same server measured in the same conditions of the same run.
 
 The served app (granian, one worker, tests/perf/api_bench_app.py) over the sandbox day (`svc
 sample load --no-live`, projected by `svc projector run` in its own process, as `svc up` runs it),
-read with a test-mode key, while 500 Wire sockets listen to the sandbox slate. Routes: `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}`,
-`/v1/players/{id}` and `/v1/search` (queries as people type them, misspelled included, taken in
-turn as one route). Loads are 64 keep-alive clients (tests/perf/http_load.py, a process of its
-own). Baseline: `GET /v1/bench/constant` on the same server, through the same middleware, key
-check and metering (api_bench_app.py).
+read with a test-mode key, while 500 Wire sockets listen to the sandbox slate. Routes:
+`/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}`, `/v1/players/{id}` and
+`/v1/search` (queries as people type them, misspelled included, taken in turn as one route).
+Loads are 64 keep-alive clients (tests/perf/http_load.py, a process of its own) asking for gzip
+as the Python client, browsers and `curl --compressed` do. Baseline: `GET /v1/bench/constant` on
+the same server, through the same middleware, key check and metering (api_bench_app.py).
 
 The listeners (tests/perf/wire_clients.py, a process of their own, readers that keep up) are
 spread as real clients are: 5 per loopback address (100 addresses, the per-address limit), 100
@@ -32,12 +33,16 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+import asyncpg
 import httpx
 import psutil
 
 from access.plans import PLANS
+from infra import channels
 from infra.topics import ensure_topics
+from schemas.datasets import pg_schema
 from tests.perf.run import ROOT, BenchContext, Figure
 from tests.support.api_fixtures import make_key
 from tests.support.live_server import api_process
@@ -60,7 +65,7 @@ READY_SECONDS = 300  # opening every socket (tickets, snapshots) must finish wit
 def _load(urls: list[str], seconds: float, key: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-m", "tests.perf.http_load", *urls, "--connections", str(CONNECTIONS), "--seconds",
-         str(seconds), "--header", f"Authorization: Bearer {key}"],
+         str(seconds), "--header", f"Authorization: Bearer {key}", "--header", "Accept-Encoding: gzip"],
         capture_output=True, text=True, check=True, cwd=ROOT,
     ).stdout
     return json.loads(out)
@@ -149,6 +154,17 @@ class Listeners:
             self.proc.wait()
 
 
+def _profile(ctx: BenchContext, pid: int, seconds: float) -> subprocess.Popen | None:
+    """With SVC_BENCH_PYSPY set, py-spy samples the API's serving process during the played mix
+    (flat by function, the busiest first: <workdir>/live-api-profile.txt; and a flame graph)."""
+    if not os.environ.get("SVC_BENCH_PYSPY"):
+        return None
+    worker = ([p.pid for p in psutil.Process(pid).children(recursive=True)] or [pid])[-1]  # granian's worker
+    return subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker), "--duration", str(int(seconds)), "--nonblocking",
+                             "--format", "raw", "-o", str(ctx.workdir / "live-api-profile.txt")],
+                            stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-pyspy.log", "wb"))
+
+
 def _route_of(name: str) -> str:
     """The route a path of the mix belongs to: the searches are one route."""
     return name.split("?", 1)[0]
@@ -169,7 +185,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
                                     mode="test", secret=KEY_SECRET) for a in range(-(-SOCKETS // PER_ACCOUNT))]
         extra = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
         with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "live-api.log",
-                         app="tests.perf.api_bench_app:app", **extra) as (base, _):
+                         app="tests.perf.api_bench_app:app", **extra) as (base, api_proc):
             routes, slate = await _routes(base, key)
             listeners = Listeners(ctx, _listener_plan(slate, wire_keys, base.replace("http://", "ws://") + "/v1/wire",
                                                       base))
@@ -184,13 +200,24 @@ async def run(ctx: BenchContext) -> list[Figure]:
             play = subprocess.Popen([*SVC, "sandbox", "play", "--speed", PLAY_SPEED], env=env, cwd=ROOT,
                                     stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-play.log", "wb"))
             await asyncio.sleep(3)  # under way: the pre-game is in the log already, the day's events follow
+            notified: dict[str, int] = {}  # read-model changes announced to the API processes, per table
+            listening = await asyncpg.connect(settings.database_url)
+            await listening.add_listener(
+                channels.read_models(pg_schema("test")),
+                lambda *args: notified.__setitem__(args[3], notified.get(args[3], 0) + 1))
+            noted_from = time.monotonic()
             constant_before = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
             alone = {}
             for route, urls in by_route.items():
                 alone[route] = await asyncio.to_thread(_load, urls, ALONE_SECONDS, key)
             constant_after = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
+            profile = _profile(ctx, api_proc.pid, MIX_SECONDS)
             played_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
+            if profile is not None:
+                profile.wait(60)
             still_playing = play.poll() is None
+            noted_seconds = time.monotonic() - noted_from
+            await listening.close()
             heard = await listeners.close()
     finally:
         if listeners is not None:
@@ -230,6 +257,8 @@ async def run(ctx: BenchContext) -> list[Figure]:
                           "deltas", None, None, "-",
                           f"receive - emit_ts p50 {heard['p50']:.0f} ms, p99 {heard['p99']:.0f} ms; opening took "
                           f"{open_seconds:.0f}s; closed early: {len(heard['closed'])} {sorted(set(heard['closed']))[:3]}"))
+    per_second = ", ".join(f"{t} {n / noted_seconds:.1f}" for t, n in sorted(notified.items(), key=lambda x: -x[1]))
+    figures[0].note += f"; read-model changes announced per second during play, by table: {per_second}"
     if failed:  # reported, not hidden: on an overloaded machine a request may wait past the pool's timeout (503)
         figures[0].note += f"; error responses (counted in the rates): {failed}"
     for path, stats in played_mix["paths"].items():
