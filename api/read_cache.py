@@ -3,7 +3,9 @@
 nothing they read has changed.
 
 A route opts in by naming, in its `opt`, every read-model table its response is built from:
-`opt={..., "read_tables": ("games", "teams", "competitions")}`; the response must depend on
+`opt={..., "read_tables": ("games", "teams", "competitions")}`, or a part of a table that
+announces its own changes (`games.kickoff`: the games' kickoff order, dataset migration 0150)
+where the response reads only that part; the response must depend on
 nothing else but the request's path, query string and dataset (not on the caller, the clock
 or a header), except that a route may declare `"changes_with_time": True` when what it serves
 also depends on the clock (a game whose start has passed with no report becomes

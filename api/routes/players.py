@@ -29,9 +29,10 @@ from api.routes._params import id_pattern
         "for American football. An unknown ID is 404 `not_found` with `param: player_id`."
     ),
     responses=responses(Player, "The player.", examples.player(), "not_found"),
-    # the player is kept by the version of these tables (api/read_cache.py); games: which is the latest
+    # the player is kept by the version of these tables (api/read_cache.py); of games only their kickoff
+    # order (`games.kickoff`, infra/migrations/dataset/0150): which game is the latest, not its score
     opt={"operation": "players.get", "scope": READ_SCOPES["player"], "price": 1,
-         "read_tables": ("players", "teams", "availability", "injuries", "news", "stat_lines", "games")},
+         "read_tables": ("players", "teams", "availability", "injuries", "news", "stat_lines", "games.kickoff")},
     tags=["players"],
 )
 async def get_player(
