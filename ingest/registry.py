@@ -1,8 +1,8 @@
 """The identity registry in Postgres (schema `ingest`, per dataset), batch by batch.
 
 For each batch: load the registry rows of its claims and the index rows it could match or
-look up (three queries), resolve in memory with the same rules as the sandbox and the
-tests (ingest/resolution.py), then write back what changed (three statements).
+look up (two queries), resolve in memory with the same rules as the sandbox and the
+tests (ingest/resolution.py), then write back what changed (one statement).
 """
 
 from __future__ import annotations
@@ -69,44 +69,41 @@ class PgResolver:
         return await self.resolve([Record(i, "", "", _no_events, claims=(c,)) for i, c in enumerate(claims)])
 
     async def _write(self, memory: MemoryResolver, identities: list) -> None:
-        ds = self.dataset
-        if memory.touched:
-            entries = list(memory.registry.items())
-            await self.conn.execute(
-                """
+        """What the batch changed, in one statement (one round trip on the batch's critical
+        path, not three): the game claims, the index rows they touched, the source IDs of teams
+        and players. Game claims and the other identities never share a row (kind differs)."""
+        if not memory.touched and not identities:
+            return
+        entries = list(memory.registry.items()) if memory.touched else []
+        games = [memory.index[g] for g in memory.touched]
+        await self.conn.execute(
+            """
+            WITH claims AS (
                 INSERT INTO ingest.identities (dataset, kind, source, source_id, entity_id, kickoff_at, kickoff_date)
                 SELECT $1, 'game', * FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::date[])
                 ON CONFLICT (dataset, kind, source, source_id)
                 DO UPDATE SET kickoff_at = EXCLUDED.kickoff_at, kickoff_date = EXCLUDED.kickoff_date
-                """,
-                ds, [k[0] for k, _ in entries], [k[1] for k, _ in entries], [v[0] for _, v in entries],
-                [v[1] for _, v in entries], [v[2] for _, v in entries],
-            )
-            games = [memory.index[g] for g in memory.touched]
-            await self.conn.execute(
-                """
+            ), indexed AS (
                 INSERT INTO ingest.games (dataset, game_id, competition, home_team_id, away_team_id,
                                           kickoff_sort, kickoff_at, season, week, owner)
-                SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[],
-                                         $6::timestamptz[], $7::timestamptz[], $8::text[], $9::int[], $10::text[])
+                SELECT $1, * FROM unnest($7::text[], $8::text[], $9::text[], $10::text[],
+                                         $11::timestamptz[], $12::timestamptz[], $13::text[], $14::int[], $15::text[])
                 ON CONFLICT (dataset, game_id) DO UPDATE SET
                     kickoff_sort = EXCLUDED.kickoff_sort, kickoff_at = EXCLUDED.kickoff_at,
                     season = EXCLUDED.season, week = EXCLUDED.week
-                """,
-                ds, [g.game_id for g in games], [g.competition for g in games], [g.home_team_id for g in games],
-                [g.away_team_id for g in games], [g.kickoff_sort for g in games], [g.kickoff_at for g in games],
-                [g.season for g in games], [g.week for g in games], [g.owner for g in games],
             )
-        if identities:
-            await self.conn.execute(
-                """
-                INSERT INTO ingest.identities (dataset, kind, source, source_id, entity_id)
-                SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
-                ON CONFLICT DO NOTHING
-                """,
-                ds, [i.kind for i in identities], [i.source for i in identities], [i.source_id for i in identities],
-                [i.entity_id for i in identities],
-            )
+            INSERT INTO ingest.identities (dataset, kind, source, source_id, entity_id)
+            SELECT $1, * FROM unnest($16::text[], $17::text[], $18::text[], $19::text[])
+            ON CONFLICT DO NOTHING
+            """,
+            self.dataset, [k[0] for k, _ in entries], [k[1] for k, _ in entries], [v[0] for _, v in entries],
+            [v[1] for _, v in entries], [v[2] for _, v in entries],
+            [g.game_id for g in games], [g.competition for g in games], [g.home_team_id for g in games],
+            [g.away_team_id for g in games], [g.kickoff_sort for g in games], [g.kickoff_at for g in games],
+            [g.season for g in games], [g.week for g in games], [g.owner for g in games],
+            [i.kind for i in identities], [i.source for i in identities], [i.source_id for i in identities],
+            [i.entity_id for i in identities],
+        )
 
 
 def _no_events(_resolution) -> list:
