@@ -170,6 +170,10 @@ class Inbox:
     def pending(self) -> bool:
         return bool(self._items)
 
+    def count(self) -> int:
+        """How many items are pending (not `__len__`: an empty Inbox must stay truthy)."""
+        return len(self._items)
+
     def take(self) -> Delta | None:
         """The next delta (`pending` first), or None when woken to start over (see `take_restart`)."""
         item = self._items.popleft()

@@ -278,8 +278,8 @@ class Connection:
             await self.error("invalid_request", "`resume` is only the first message of a connection.")
 
     async def send_loop(self) -> None:
-        """Each turn: timers, then every request and every delta that arrived since the last turn,
-        then sleep until the inbox is handed more (or a request arrives, or a timer is due). One
+        """Each turn: timers, then every request, then the deltas pending as the turn began, then
+        sleep until the inbox is handed more (or a request arrives, or a timer is due). One
         wake-up per turn of the loop, however many deltas it brings, and no object per delta."""
         interval = self.settings.wire_ping_seconds
         next_ping = time.monotonic() + interval
@@ -301,7 +301,11 @@ class Connection:
                 still_open(*self.counted)
             while requests:
                 await self.handle(requests.popleft())
-            while inbox.pending():
+            # what was pending as the turn began; what arrives while it is sent waits for the
+            # next turn, so a sender behind on its deltas still pings and reads pongs
+            for _ in range(inbox.count()):
+                if not inbox.pending():  # started over meanwhile
+                    break
                 await self.deliver(inbox.take())
             for feed in await feed_rechecks(self.pool, self.grant.mode, self.feeds):
                 await self.send(m.encode(feed))
