@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -30,6 +30,7 @@ from projections.state import (
     ContentState, GameState, LibraryState, MarketState, Origin, PlayerState, RecipeState, StoredQuote, StrategyState,
     TeamState,
 )
+from schemas.events import MarketKind
 from schemas.library import entry_id
 from schemas.strategies import chain_number
 from schemas.natural_keys import competition_id, season_id, sport_id
@@ -255,7 +256,9 @@ def market_record(m: MarketState) -> MarketRecord:
     main = m.lines.get(m.main_key) if m.main_key is not None else None
     books = main.consensus.books if main is not None and main.consensus is not None else 0
     return MarketRecord(
-        id=m.market_id, game_id=m.game_id, kind=m.kind, type=m.type, period=m.period, participant_id=m.participant_id,
+        # a quote has named the market (the assert above), so its kind is one of MarketKind
+        id=m.market_id, game_id=m.game_id, kind=cast(MarketKind, m.kind), type=m.type, period=m.period,
+        participant_id=m.participant_id,
         name=m.name[0] if m.name else None, status=m.status, status_reason=m.reason,
         main_point=None if main is None else _num(main.point), books=books, source=m.origin.source,
         as_of=from_us(m.as_of), provenance=source_times(m.origin), last_seq=m.seq,

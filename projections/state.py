@@ -21,6 +21,7 @@ import msgspec
 from projections.event_time import Stamp
 from projections.lines import BookQuote, LineState
 from schemas.library import LibraryEntry
+from schemas.read_models import MarketStatus
 from schemas.strategies import RecipeEntry, StrategyEntry
 
 KnownBy = tuple[tuple[str, str], ...]  # sorted (source, source_id) pairs
@@ -101,7 +102,7 @@ class Suspension(msgspec.Struct, frozen=True, array_like=True, gc=False):
 class MarketState(msgspec.Struct, frozen=True, array_like=True, gc=False):
     market_id: str
     game_id: str
-    kind: str
+    kind: str  # a MarketKind once a quote names the market; "" before
     type: str
     period: str
     participant_id: str | None
@@ -113,7 +114,7 @@ class MarketState(msgspec.Struct, frozen=True, array_like=True, gc=False):
     lines: dict[str, LineState] = {}
     # derived from the lines
     main_key: str | None = None
-    status: str = "open"
+    status: MarketStatus = "open"
     reason: str | None = None
     seq: int = 0  # last seq handed out on `market:<market_id>`
 

@@ -31,6 +31,8 @@ from typing import Annotated, Any, Literal, Mapping
 
 import msgspec
 
+from schemas.events import MarketKind
+
 _json = msgspec.json.Encoder(decimal_format="string", order="deterministic")
 
 
@@ -116,6 +118,10 @@ class MarketLineRecord(LineData, kw_only=True):
 MARKET_LINE_KEY = ("market_id", "line_key")
 
 
+# suspended when every quote of the market is suspended (projections.reducers.markets.finish_market)
+MarketStatus = Literal["open", "suspended"]
+
+
 class MarketHeader(msgspec.Struct, kw_only=True):
     """A market's identity and state: the leading columns of its `markets` row, and the header of
     its Wire payload (`schemas.wire.MarketData`, which names `id` `market_id` and `status_reason`
@@ -123,12 +129,12 @@ class MarketHeader(msgspec.Struct, kw_only=True):
 
     id: str  # mkt_
     game_id: str
-    kind: str  # game, prop, future, exchange
+    kind: MarketKind
     type: str  # h2h, spreads, totals, prop type
     period: str
     participant_id: str | None
     name: str | None
-    status: str  # open, suspended
+    status: MarketStatus
     status_reason: str | None
     main_point: Point  # the main line's point
     books: Books  # on the main line

@@ -16,6 +16,7 @@ from api.resources.common import (
 from api.resources.freshness import game_stale_after_ms
 from api.resources.stats import StatLine
 from api.kept import Versioned
+from schemas.events import MarketKind
 from schemas.read_models import GameRecord, MarketRecord, record
 from schemas.wire import game_topic, market_topic
 
@@ -34,7 +35,7 @@ class MarketRef(msgspec.Struct, kw_only=True):
     """A market by identity (`markets`): what it is, not what it prices."""
 
     id: str
-    kind: Literal["game", "prop", "future", "exchange"]
+    kind: MarketKind
     type: str
     period: str
     participant_id: str | None

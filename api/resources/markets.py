@@ -9,9 +9,10 @@ book's price.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -21,28 +22,28 @@ from api.resources.freshness import market_stale_after_ms
 from api.resources.odds_display import Price, fair_price, percent, price
 from domain.devig import METHODS, Method
 from schemas.read_models import (
-    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketLineRecord, MarketRecord, Outcome, Overround, Point,
-    record,
+    Books, DevigNote, Hold, LineBasis, LineOutcome, MarketHeader, MarketLineRecord, MarketRecord, Outcome, Overround,
+    Point, record,
 )
 from schemas.wire import market_topic
 
 DevigMethod = Method  # the methods `?devig=` accepts: the domain's own list
 
 
-class Market(Meta, kw_only=True, tag_field="object", tag="market"):
-    """A market by identity and state; prices are on the detail record."""
+def _header() -> list[tuple[str, Any]]:
+    hints = typing.get_type_hints(MarketHeader, include_extras=True)
+    return [(name, hints[name]) for name in MarketHeader.__struct_fields__]
 
-    id: str
-    game_id: str
-    kind: Literal["game", "prop", "future", "exchange"]
-    type: str
-    period: str
-    participant_id: str | None
-    name: str | None
-    status: Literal["open", "suspended"]
-    main_point: float | None  # the main line's point; null for lines without one (h2h)
-    books: int  # eligible books on the main line
-    provenance: Provenance
+
+# The REST market is the common metadata, the stored market header (`MarketHeader`: its fields,
+# types and order, which the `markets` row and the Wire payload share), then its provenance. msgspec
+# gives a struct one base with fields (`Meta` here), so the header's fields are taken from its
+# declaration, not written out again: a field added to the header is served here too.
+Market = msgspec.defstruct(
+    "Market", [*_header(), ("provenance", Provenance)], bases=(Meta,), kw_only=True,
+    tag_field="object", tag="market", module=__name__,
+    namespace={"__doc__": "A market by identity and state; prices are on the detail record."},
+)
 
 
 class OutcomeQuote(Outcome, kw_only=True):
@@ -111,10 +112,8 @@ def _market_fields(row: Mapping[str, Any], request_id: str | None) -> dict[str, 
         as_of=utc(m.as_of), source=m.source, stale_after_ms=market_stale_after_ms(row["game_status"]),
         attribution=attribution_for([m.source]), request_id=request_id,
         live_topics=[market_topic(m.id)], rg_line=RG_LINE,
-        id=m.id, game_id=m.game_id, kind=m.kind, type=m.type, period=m.period,
-        participant_id=m.participant_id, name=m.name,
-        status="suspended" if m.status == "suspended" else "open",
-        main_point=m.main_point, books=m.books, provenance=stored_provenance(m.provenance),
+        **{name: getattr(m, name) for name in MarketHeader.__struct_fields__},
+        provenance=stored_provenance(m.provenance),
     )
 
 

@@ -6,7 +6,7 @@ and the alternate lines, the formula card used and `rg_line`. Never a book's pri
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from litestar import Request, get
 from litestar.params import PathParameter, QueryParameter
@@ -25,6 +25,7 @@ from api.routes._docs import responses
 from api.routes._params import MARKET_TYPE, Cursor, id_pattern, page_limit, position
 from domain import formula_cards as cards
 from domain.devig import DEFAULT_METHOD
+from schemas.events import MarketKind
 
 # market details by devig method and the versions of the market's, its game's and its lines' rows
 DETAILS: Versioned[MarketDetail] = Versioned()
@@ -51,7 +52,7 @@ async def list_markets(
     request: Request,
     game_id: Annotated[str, QueryParameter(pattern=id_pattern("game"), description="`gm_` ID of the game (required).")],
     kind: Annotated[
-        Literal["game", "prop", "future", "exchange"] | None, QueryParameter(description="Market kind.")
+        MarketKind | None, QueryParameter(description="Market kind.")
     ] = None,
     market_type: Annotated[
         str | None, QueryParameter(name="type", pattern=MARKET_TYPE, description="Market type: `h2h`, `spreads`, `totals` or a prop type.")

@@ -24,6 +24,7 @@ from projections.reducers.common import Owned, earliest, origin_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import GameState, MarketState, Origin, QuotedOutcome, Suspension
 from schemas.events import MarketSuspended, PriceQuoted
+from schemas.read_models import MarketStatus
 from schemas.wire import market_topic
 
 
@@ -103,7 +104,7 @@ def finish_market(m: MarketState, window_us: int, own: Owned | None = None) -> M
     if suspended:
         latest = [s for s in (m.suspend_all, *m.suspend_book.values()) if s is not None and s.suspended]
         reason = max(latest, key=lambda s: s.stamp).reason if latest else None
-    status = "suspended" if suspended else "open"
+    status: MarketStatus = "suspended" if suspended else "open"
     if main_key == m.main_key and status == m.status and reason == m.reason:
         return m
     return _set(m, own, main_key=main_key, status=status, reason=reason)

@@ -451,3 +451,35 @@ def test_the_rest_outcome_declares_the_fields_it_shares_with_the_stored_outcome_
         assert model.__struct_fields__[:len(shared)] == shared  # a Wire frame's member order holds
         hints = typing.get_type_hints(model, include_extras=True)
         assert {name: hints[name] for name in shared} == base, model
+
+
+def test_the_rest_market_is_the_stored_header_between_the_metadata_and_its_provenance():
+    # the REST market takes the header's fields from its declaration: a field added to the header
+    # is served, with the header's type (and its enum in the OpenAPI document)
+    from pathlib import Path
+
+    from api.resources.common import Meta
+    from api.resources.markets import Market, MarketDetail, market
+    from schemas.read_models import MarketHeader
+
+    header = MarketHeader.__struct_fields__
+    assert Market.__struct_fields__ == (*Meta.__struct_fields__, *header, "provenance")
+    assert issubclass(Market, Meta) and issubclass(MarketDetail, Market)
+    base = typing.get_type_hints(MarketHeader, include_extras=True)
+    hints = typing.get_type_hints(Market, include_extras=True)
+    assert {name: hints[name] for name in header} == base
+
+    openapi = msgspec.json.decode((Path(__file__).resolve().parents[2] / "docs" / "openapi.json").read_bytes())
+    for name in ("Market", "MarketDetail"):
+        properties = openapi["components"]["schemas"][name]["properties"]
+        assert set(header) <= set(properties), name
+        for field in ("kind", "status"):
+            assert set(properties[field]["enum"]) == set(typing.get_args(base[field])), (name, field)
+
+    # served from a stored row as the header reads back, a suspension's reason included
+    tables, _ = _suspended_market()
+    (stored,) = tables["markets"]
+    served = market({**stored, "game_status": "live"}, None)
+    as_stored = record(MarketRecord, stored)
+    assert {name: getattr(served, name) for name in header} == {name: getattr(as_stored, name) for name in header}
+    assert (served.status, served.status_reason) == ("suspended", "touchdown review")
