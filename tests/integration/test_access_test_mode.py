@@ -4,15 +4,21 @@ read only `live`. Distinct rows go into `live.games` and `test.games`; the real 
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import msgspec
 
 from infra.db import connect
+from schemas.read_models import KnownProvenance
 from domain.ids import natural_id
 from tests.integration.access_support import make_key, redis_url, serving  # noqa: F401
 
 LIVE_IDS = sorted(natural_id("game", "access-test", "live", n) for n in range(2))
 TEST_IDS = [natural_id("game", "access-test", "test", 0)]
-PROVENANCE = {"source": "nflverse", "source_ts": "2024-09-08T17:00:00Z", "ingest_ts": "2024-09-08T17:00:01Z"}
+# the provenance a game row holds, shaped by its record model (the reader decodes it as one)
+PROVENANCE = msgspec.to_builtins(KnownProvenance(
+    source="nflverse", source_ts=datetime(2024, 9, 8, 17, tzinfo=timezone.utc),
+    ingest_ts=datetime(2024, 9, 8, 17, 0, 1, tzinfo=timezone.utc), known_by=[]))
 
 
 async def _insert_games(url: str) -> None:
