@@ -38,6 +38,12 @@ from schemas.read_models import (
     GAME_KEY, MARKET_KEY, MARKET_LINE_KEY, STAT_LINE_KEY, DevigNote, GameRecord, KnownBy, KnownProvenance,
     MarketLineRecord, MarketRecord, SourceTimes, StatLineRecord, columns, row_values,
 )
+from schemas.read_model_tables import (
+    AVAILABILITY_KEY, BOOK_PRICE_KEY, COMPETITION_KEY, CONTENT_KEY, INJURY_KEY, NEWS_KEY, PLAYER_KEY, REVISION_KEY,
+    SEARCH_KEY, SPORT_KEY, TEAM_KEY, AvailabilityRecord, BookPriceRecord, CompetitionRecord, InjuryRecord, NewsRecord,
+    PlayerRecord, RecipeRecord, ReferenceEntryRecord, RevisionRecord, SearchRecord, SportRecord, StrategyRecord,
+    TeamRecord,
+)
 from schemas.reference import COMPETITIONS, SPORTS, untimed_result
 from schemas.season_dates import season_dates
 from schemas.team_nicknames import nicknames
@@ -45,78 +51,30 @@ from schemas.wire import game_topic, market_topic
 
 REGISTRY_SOURCE = "svc"  # sports and competitions come from our registry
 
-# table -> ((column, postgres type), ...), conflict key. `jsonb` values are JSON text.
-# every content kind keeps its history in a table of this shape (reference, strategy, recipe)
-_REVISION_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("entry_id", "text"), ("revision", "int"), ("action", "text"), ("version", "int"), ("entry", "jsonb"),
-    ("reason", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-)
+# table -> ((column, postgres type), ...), conflict key: every read model's from its record model
+# (schemas/read_models.py, schemas/read_model_tables.py); `jsonb` and `text[]` values are JSON text
+_REVISIONS = (columns(RevisionRecord), REVISION_KEY)  # every content kind keeps its history alike
 TABLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
-    "games": (columns(GameRecord), GAME_KEY),  # derived from the record model
-    "markets": (columns(MarketRecord), MARKET_KEY),  # derived from the record model
-    "market_lines": (columns(MarketLineRecord), MARKET_LINE_KEY),  # derived from the record model
-    "book_prices": ((
-        ("market_id", "text"), ("line_key", "text"), ("book", "text"), ("kind", "text"), ("suspended", "boolean"),
-        ("outcomes", "jsonb"), ("source", "text"), ("source_ts", "timestamptz"), ("event_id", "text"),
-        ("book_name", "text"), ("ingest_ts", "timestamptz"), ("game_id", "text"), ("state", "bytea"),
-    ), ("market_id", "line_key", "book")),
-    "teams": ((
-        ("id", "text"), ("sport", "text"), ("competition", "text"), ("name", "text"), ("abbreviation", "text"),
-        ("aliases", "text[]"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("id",)),
-    "players": ((
-        ("id", "text"), ("sport", "text"), ("competition", "text"), ("name", "text"), ("position", "text"),
-        ("team_id", "text"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("id",)),
-    "injuries": ((
-        ("player_id", "text"), ("team_id", "text"), ("status", "text"), ("roster_status", "text"),
-        ("detail", "text"), ("secondary_detail", "text"), ("practice", "text"), ("game_day", "text"),
-        ("season", "int"), ("week", "int"), ("game_id", "text"), ("reported_at", "timestamptz"),
-        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("player_id",)),
-    "availability": ((
-        ("player_id", "text"), ("source", "text"), ("status", "text"), ("game_id", "text"), ("season", "int"),
-        ("week", "int"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("player_id", "source")),
-    "news": ((
-        ("player_id", "text"), ("event_id", "text"), ("kind", "text"), ("headline", "text"),
-        ("published_at", "timestamptz"), ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("player_id", "event_id")),
-    "stat_lines": (columns(StatLineRecord), STAT_LINE_KEY),  # derived from the record model
-    "search_index": ((
-        ("id", "text"), ("kind", "text"), ("name", "text"), ("competition", "text"), ("context", "jsonb"),
-        ("terms", "text"), ("as_of", "timestamptz"),
-    ), ("id",)),
-    "sports": ((
-        ("id", "text"), ("slug", "text"), ("name", "text"), ("source", "text"), ("as_of", "timestamptz"),
-        ("provenance", "jsonb"), ("input_key", "text"),
-    ), ("id",)),
-    "competitions": ((
-        ("id", "text"), ("slug", "text"), ("name", "text"), ("sport", "text"), ("timezone", "text"),
-        ("source", "text"), ("as_of", "timestamptz"), ("provenance", "jsonb"), ("input_key", "text"),
-    ), ("id",)),
-    "reference_entries": ((
-        ("id", "text"), ("slug", "text"), ("kind", "text"), ("status", "text"), ("title", "text"),
-        ("aliases", "text[]"), ("summary", "text"), ("body", "text"), ("jurisdictions", "text[]"),
-        ("products", "text[]"), ("operators", "text[]"), ("related", "text[]"), ("formulas", "text[]"),
-        ("wagering", "boolean"), ("sources", "jsonb"), ("reviewed_at", "date"), ("review_due", "date"),
-        ("version", "int"), ("revision", "int"), ("terms", "text"), ("source", "text"), ("as_of", "timestamptz"),
-        ("provenance", "jsonb"),
-    ), ("id",)),
-    "reference_revisions": (_REVISION_COLUMNS, ("entry_id", "revision")),
-    "strategies": ((
-        ("id", "text"), ("slug", "text"), ("family", "text"), ("ledger_row", "int"), ("status", "text"),
-        ("name", "text"), ("verdict", "text"), ("route", "text"), ("record", "jsonb"), ("version", "int"),
-        ("revision", "int"), ("reviewed_at", "date"), ("review_due", "date"), ("source", "text"),
-        ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("id",)),
-    "strategy_revisions": (_REVISION_COLUMNS, ("entry_id", "revision")),
-    "recipes": ((
-        ("id", "text"), ("number", "int"), ("status", "text"), ("name", "text"), ("record", "jsonb"),
-        ("version", "int"), ("revision", "int"), ("reviewed_at", "date"), ("review_due", "date"), ("source", "text"),
-        ("as_of", "timestamptz"), ("provenance", "jsonb"),
-    ), ("id",)),
-    "recipe_revisions": (_REVISION_COLUMNS, ("entry_id", "revision")),
+    "games": (columns(GameRecord), GAME_KEY),
+    "markets": (columns(MarketRecord), MARKET_KEY),
+    "market_lines": (columns(MarketLineRecord), MARKET_LINE_KEY),
+    "book_prices": (columns(BookPriceRecord), BOOK_PRICE_KEY),
+    "teams": (columns(TeamRecord), TEAM_KEY),
+    "players": (columns(PlayerRecord), PLAYER_KEY),
+    "injuries": (columns(InjuryRecord), INJURY_KEY),
+    "availability": (columns(AvailabilityRecord), AVAILABILITY_KEY),
+    "news": (columns(NewsRecord), NEWS_KEY),
+    "stat_lines": (columns(StatLineRecord), STAT_LINE_KEY),
+    "search_index": (columns(SearchRecord), SEARCH_KEY),
+    "sports": (columns(SportRecord), SPORT_KEY),
+    "competitions": (columns(CompetitionRecord), COMPETITION_KEY),
+    "reference_entries": (columns(ReferenceEntryRecord), CONTENT_KEY),
+    "reference_revisions": _REVISIONS,
+    "strategies": (columns(StrategyRecord), CONTENT_KEY),
+    "strategy_revisions": _REVISIONS,
+    "recipes": (columns(RecipeRecord), CONTENT_KEY),
+    "recipe_revisions": _REVISIONS,
+    # the projector's own bookkeeping, not read models
     "topic_seq": ((("topic", "text"), ("last_seq", "bigint")), ("topic",)),
     "projector_state": ((("part", "text"), ("state", "bytea")), ("part",)),
 }
@@ -133,21 +91,10 @@ def pack(value: Any) -> bytes:
     return _state.encode(value)
 
 
-def provenance(origin: Origin, known_by=None, result: bool = False) -> dict[str, Any]:
-    """`result`: the origin is a game result or a player's game line, whose time a source may not
-    give (`schemas.reference.untimed_result`): then `source_ts` is null, never the ordering time."""
-    untimed = result and untimed_result(origin.source)
-    out: dict[str, Any] = {
-        "source": origin.source, "source_ts": None if untimed else from_us(origin.source_ts),
-        "ingest_ts": from_us(origin.ingest_ts),
-    }
-    if known_by is not None:
-        out["known_by"] = [{"source": s, "source_id": i} for s, i in known_by]
-    return out
-
-
 def source_times(origin: Origin, result: bool = False) -> SourceTimes:
-    """`provenance` of one origin as its record field (`result`: as in `provenance`)."""
+    """The provenance of one origin as its record field. `result`: the origin is a game result or
+    a player's game line, whose time a source may not give (`schemas.reference.untimed_result`):
+    then `source_ts` is null, never the ordering time."""
     untimed = result and untimed_result(origin.source)
     return SourceTimes(source=origin.source, source_ts=None if untimed else from_us(origin.source_ts),
                        ingest_ts=from_us(origin.ingest_ts))
@@ -248,7 +195,8 @@ def game_search_row(game: GameState) -> tuple:
     # both teams' nicknames too, so "niners at rams" finds the game (schemas.team_nicknames)
     terms = normalise(f["name"], *nicknames(f.get("home_team_id") or ""), *nicknames(f.get("away_team_id") or ""))
     as_of = max(stamps) if stamps else game.as_of
-    return (game.game_id, "game", f["name"], f.get("competition"), js(context), terms, from_us(as_of))
+    return row_values(SearchRecord(id=game.game_id, kind="game", name=f["name"], competition=f.get("competition"),
+                                   context=context, terms=terms, as_of=from_us(as_of)))
 
 
 def market_record(m: MarketState) -> MarketRecord:
@@ -321,6 +269,9 @@ def _unserved_notes(books: int) -> dict[str, DevigNote]:
 
 
 def book_row(m: MarketState, key: str, q: BookQuote, suspended: bool) -> tuple:
+    """A `book_prices` row (`BookPriceRecord`'s columns, in its field order), built as the tuple
+    itself: one is written per quote, the projector's hottest row (tests/unit/test_read_models.py
+    holds it to `row_values` of the record)."""
     outcomes = [
         {"selection": o.selection, "name": o.name, "participant_id": o.participant_id, "price": o.price,
          "price_format": o.price_format, "point": o.point}
@@ -426,35 +377,39 @@ def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> N
         or old.as_of != new.as_of
     )
     if identity_changed and new.origin is not None and f.get("name") and f.get("sport") and f.get("competition"):
-        out.add("players", (
-            pid, f["sport"], f["competition"], f["name"], f.get("position"), f.get("team_id"), new.origin.source,
-            from_us(new.as_of), js(provenance(new.origin, new.known_by)),
-        ))
-        out.add("search_index", (
-            pid, "player", f["name"], f["competition"], js({"position": f.get("position"), "team_id": f.get("team_id")}),
-            normalise(f["name"]), from_us(new.as_of),
-        ))
+        out.add("players", row_values(PlayerRecord(
+            id=pid, sport=f["sport"], competition=f["competition"], name=f["name"], position=f.get("position"),
+            team_id=f.get("team_id"), source=new.origin.source, as_of=from_us(new.as_of),
+            provenance=known_provenance(new.origin, new.known_by),
+        )))
+        out.add("search_index", row_values(SearchRecord(
+            id=pid, kind="player", name=f["name"], competition=f["competition"],
+            context={"position": f.get("position"), "team_id": f.get("team_id")}, terms=normalise(f["name"]),
+            as_of=from_us(new.as_of),
+        )))
     i = new.injury
     if i is not None and (old is None or old.injury is not i):
-        out.add("injuries", (
-            pid, i.team_id, i.status, i.roster_status, i.detail, i.secondary_detail, i.practice, i.game_day, i.season,
-            i.week, i.game_id, opt_dt(i.reported_at), i.origin.source, from_us(i.origin.source_ts),
-            js(provenance(i.origin)),
-        ))
+        out.add("injuries", row_values(InjuryRecord(
+            player_id=pid, team_id=i.team_id, status=i.status, roster_status=i.roster_status, detail=i.detail,
+            secondary_detail=i.secondary_detail, practice=i.practice, game_day=i.game_day, season=i.season,
+            week=i.week, game_id=i.game_id, reported_at=opt_dt(i.reported_at), source=i.origin.source,
+            as_of=from_us(i.origin.source_ts), provenance=source_times(i.origin),
+        )))
     old_availability = old.availability if old is not None else {}
     for source, a in new.availability.items():
         if old_availability.get(source) is not a:
-            out.add("availability", (
-                pid, source, a.status, a.game_id, a.season, a.week, from_us(a.origin.source_ts),
-                js(provenance(a.origin)),
-            ))
+            out.add("availability", row_values(AvailabilityRecord(
+                player_id=pid, source=source, status=a.status, game_id=a.game_id, season=a.season, week=a.week,
+                as_of=from_us(a.origin.source_ts), provenance=source_times(a.origin),
+            )))
     if old is None or old.news is not new.news:
         out.news_players.append(pid)
         for n in new.news:
-            out.add("news", (
-                pid, n.origin.event_id, n.kind, n.headline, opt_dt(n.published_at), n.origin.source,
-                from_us(n.origin.source_ts), js(provenance(n.origin)),
-            ))
+            out.add("news", row_values(NewsRecord(
+                player_id=pid, event_id=n.origin.event_id, kind=n.kind, headline=n.headline,
+                published_at=opt_dt(n.published_at), source=n.origin.source, as_of=from_us(n.origin.source_ts),
+                provenance=source_times(n.origin),
+            )))
     old_lines = old.lines if old is not None else {}
     # a season's rates may depend on the position (racr), so a new position rewrites them all:
     # the rows then depend on the state only, never on where batches were cut
@@ -497,33 +452,37 @@ def _player_changes(old: PlayerState | None, new: PlayerState, out: RowSet) -> N
 def _team_changes(new: TeamState, out: RowSet) -> None:
     f = {name: value for name, (value, _) in new.fields.items()}
     if new.origin is not None and f.get("name") and f.get("sport") and f.get("competition"):
-        out.add("teams", (
-            new.team_id, f["sport"], f["competition"], f["name"], f.get("abbreviation"), js(list(new.aliases)),
-            new.origin.source, from_us(new.as_of), js(provenance(new.origin, new.known_by)),
-        ))
-        context = {"competition": f["competition"], "abbreviation": f.get("abbreviation")}
-        out.add("search_index", (
-            new.team_id, "team", f["name"], f["competition"], js(context),
-            normalise(f["name"], f.get("abbreviation"), *new.aliases, *nicknames(new.team_id)), from_us(new.as_of),
-        ))
+        out.add("teams", row_values(TeamRecord(
+            id=new.team_id, sport=f["sport"], competition=f["competition"], name=f["name"],
+            abbreviation=f.get("abbreviation"), aliases=list(new.aliases), source=new.origin.source,
+            as_of=from_us(new.as_of), provenance=known_provenance(new.origin, new.known_by),
+        )))
+        out.add("search_index", row_values(SearchRecord(
+            id=new.team_id, kind="team", name=f["name"], competition=f["competition"],
+            context={"competition": f["competition"], "abbreviation": f.get("abbreviation")},
+            terms=normalise(f["name"], f.get("abbreviation"), *new.aliases, *nicknames(new.team_id)),
+            as_of=from_us(new.as_of),
+        )))
     out.add("projector_state", ("t:" + new.team_id, pack(new)))
 
 
 # ---- content: reference library entries, strategies, recipes -------------------------------------
 
 
-def _content_provenance(source: str, new: ContentState) -> dict:
-    return {"source": source, "source_ts": from_us(new.as_of), "ingest_ts": from_us(new.history[-1].origin.ingest_ts)}
+def _content_provenance(source: str, new: ContentState) -> SourceTimes:
+    return SourceTimes(source=source, source_ts=from_us(new.as_of),
+                       ingest_ts=from_us(new.history[-1].origin.ingest_ts))
 
 
 def _revision_rows(table: str, part: str, old: ContentState | None, new: ContentState, out: RowSet) -> None:
     """The revisions the batch added to an entry's history, and its stored state."""
     done = len(old.history) if old is not None else 0
     for r in new.history[done:]:
-        out.add(table, (
-            new.entry_id, r.revision, r.action, r.version, None if r.entry is None else js(r.entry), r.reason,
-            r.origin.source, from_us(r.origin.source_ts), js(provenance(r.origin)),
-        ))
+        out.add(table, row_values(RevisionRecord(
+            entry_id=new.entry_id, revision=r.revision, action=r.action, version=r.version, entry=r.entry,
+            reason=r.reason, source=r.origin.source, as_of=from_us(r.origin.source_ts),
+            provenance=source_times(r.origin),
+        )))
     out.add("projector_state", (part + new.entry_id, pack(new)))
 
 
@@ -533,15 +492,20 @@ def _library_changes(old: LibraryState | None, new: LibraryState, out: RowSet) -
     if e is not None and new.origin is not None:
         prov = _content_provenance(e.source, new)
         terms = normalise(e.title, *e.aliases)
-        out.add("reference_entries", (
-            eid, e.slug, e.kind, new.status, e.title, js(e.aliases), e.summary, e.body, js(e.jurisdictions),
-            js(e.products), js(e.operators), js([entry_id(s) for s in e.related]), js(e.formulas), e.wagering,
-            js(e.sources), e.reviewed_at, e.review_due, new.version, len(new.history), terms, e.source,
-            from_us(new.as_of), js(prov),
-        ))
+        out.add("reference_entries", row_values(ReferenceEntryRecord(
+            id=eid, slug=e.slug, kind=e.kind, status=new.status, title=e.title, aliases=list(e.aliases),
+            summary=e.summary, body=e.body, jurisdictions=list(e.jurisdictions), products=list(e.products),
+            operators=list(e.operators), related=[entry_id(s) for s in e.related], formulas=list(e.formulas),
+            wagering=e.wagering, sources=e.sources, reviewed_at=e.reviewed_at, review_due=e.review_due,
+            version=new.version, revision=len(new.history), terms=terms, source=e.source, as_of=from_us(new.as_of),
+            provenance=prov,
+        )))
         if new.status == "published":
             context = {"topic": e.slug, "jurisdiction": ", ".join(e.jurisdictions) or None, "summary": e.summary}
-            out.add("search_index", (eid, e.kind, e.title, None, js(context), terms, from_us(new.as_of)))
+            out.add("search_index", row_values(SearchRecord(
+                id=eid, kind=e.kind, name=e.title, competition=None, context=context, terms=terms,
+                as_of=from_us(new.as_of),
+            )))
         else:
             out.search_deleted.append(eid)
     _revision_rows("reference_revisions", "r:", old, new, out)
@@ -550,21 +514,23 @@ def _library_changes(old: LibraryState | None, new: LibraryState, out: RowSet) -
 def _strategy_changes(old: StrategyState | None, new: StrategyState, out: RowSet) -> None:
     e = new.entry
     if e is not None and new.origin is not None:
-        out.add("strategies", (
-            new.entry_id, e.slug, e.family, e.ledger_row, new.status, e.name, e.verdict, e.route, js(e), new.version,
-            len(new.history), e.evidence.reviewed_at, e.evidence.review_due, e.source, from_us(new.as_of),
-            js(_content_provenance(e.source, new)),
-        ))
+        out.add("strategies", row_values(StrategyRecord(
+            id=new.entry_id, slug=e.slug, family=e.family, ledger_row=e.ledger_row, status=new.status, name=e.name,
+            verdict=e.verdict, route=e.route, record=e, version=new.version, revision=len(new.history),
+            reviewed_at=e.evidence.reviewed_at, review_due=e.evidence.review_due, source=e.source,
+            as_of=from_us(new.as_of), provenance=_content_provenance(e.source, new),
+        )))
     _revision_rows("strategy_revisions", "s:", old, new, out)
 
 
 def _recipe_changes(old: RecipeState | None, new: RecipeState, out: RowSet) -> None:
     e = new.entry
     if e is not None and new.origin is not None:
-        out.add("recipes", (
-            new.entry_id, chain_number(e.id), new.status, e.name, js(e), new.version, len(new.history),
-            e.reviewed_at, e.review_due, e.source, from_us(new.as_of), js(_content_provenance(e.source, new)),
-        ))
+        out.add("recipes", row_values(RecipeRecord(
+            id=new.entry_id, number=chain_number(e.id), status=new.status, name=e.name, record=e,
+            version=new.version, revision=len(new.history), reviewed_at=e.reviewed_at, review_due=e.review_due,
+            source=e.source, as_of=from_us(new.as_of), provenance=_content_provenance(e.source, new),
+        )))
     _revision_rows("recipe_revisions", "c:", old, new, out)
 
 
@@ -575,20 +541,25 @@ def reference_rows(refs: dict[tuple[str, str], Origin], out: RowSet) -> None:
     """Sports and competitions named by the batch's events, each as of its newest input.
     Upserts keep the row with the greatest `input_key`, so batch order never matters."""
     for (kind, slug), origin in sorted(refs.items()):
-        prov = {"source": REGISTRY_SOURCE, "source_ts": from_us(origin.source_ts),
-                "ingest_ts": from_us(origin.ingest_ts)}
+        prov = SourceTimes(source=REGISTRY_SOURCE, source_ts=from_us(origin.source_ts),
+                           ingest_ts=from_us(origin.ingest_ts))
         input_key = f"{origin.source_ts:020d}|{origin.event_id}"
         as_of = from_us(origin.source_ts)
         if kind == "sport":
             name = SPORTS[slug].name if slug in SPORTS else slug.replace("_", " ").title()
-            out.add("sports", (sport_id(slug), slug, name, REGISTRY_SOURCE, as_of, js(prov), input_key))
+            out.add("sports", row_values(SportRecord(id=sport_id(slug), slug=slug, name=name, source=REGISTRY_SOURCE,
+                                                     as_of=as_of, provenance=prov, input_key=input_key)))
         else:
             c = COMPETITIONS.get(slug)
             name, sport, zone = (c.name, c.sport, c.timezone) if c else (slug, "", "UTC")
-            out.add("competitions", (competition_id(slug), slug, name, sport, zone, REGISTRY_SOURCE, as_of,
-                                     js(prov), input_key))
-            out.add("search_index", (competition_id(slug), "competition", name, slug, js({"sport": sport}),
-                                     normalise(name, slug), as_of))
+            out.add("competitions", row_values(CompetitionRecord(
+                id=competition_id(slug), slug=slug, name=name, sport=sport, timezone=zone, source=REGISTRY_SOURCE,
+                as_of=as_of, provenance=prov, input_key=input_key,
+            )))
+            out.add("search_index", row_values(SearchRecord(
+                id=competition_id(slug), kind="competition", name=name, competition=slug, context={"sport": sport},
+                terms=normalise(name, slug), as_of=as_of,
+            )))
 
 
 def season_ids(pairs: set[tuple[str, str]]) -> list[tuple[str, str, str, int | None, date | None, date | None, str | None]]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import typing
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import msgspec
 
@@ -252,17 +252,25 @@ def columns(model: type[msgspec.Struct]) -> tuple[tuple[str, str], ...]:
     return tuple((name, _pg_type(hints[name])) for name in model.__struct_fields__)
 
 
-def column_list(model: type[msgspec.Struct], prefix: str = "", computed: Mapping[str, str] | None = None) -> str:
+def column_list(model: type[msgspec.Struct], prefix: str = "", computed: Mapping[str, str] | None = None, *,
+                only: Sequence[str] | None = None, as_prefix: str = "") -> str:
     """The columns of a record model as a select list (`prefix`: a table alias and a dot).
     `computed`: fields a reader computes rather than reads as stored (`{field: SQL}`), selected
     under the field's own name, so the row still reads back as the record (a game's status is
-    served against the clock, see domain.game_status)."""
+    served against the clock, see domain.game_status). `only`: the fields a reader needs when it
+    reads part of a record (the teams beside a game), in model order. `as_prefix`: the names the
+    columns are selected as, prefixed (`home_` for `h.name AS home_name`). A name that is not a
+    field of the model is an error, so a list cannot drift from its model."""
     computed = computed or {}
-    unknown = set(computed) - set(model.__struct_fields__)
+    unknown = (set(computed) | set(only or ())) - set(model.__struct_fields__)
     if unknown:
         raise ValueError(f"{model.__name__} has no field {sorted(unknown)}")
-    return ", ".join(f"{computed[name]} AS {name}" if name in computed else prefix + name
-                     for name in model.__struct_fields__)
+    names = [name for name in model.__struct_fields__ if only is None or name in only]
+    out = []
+    for name in names:
+        expression = computed[name] if name in computed else prefix + name
+        out.append(f"{expression} AS {as_prefix}{name}" if name in computed or as_prefix else expression)
+    return ", ".join(out)
 
 
 def _numeric(value: Any) -> Decimal | None:
@@ -274,8 +282,8 @@ _COLUMNS_OF: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
 def row_values(record: msgspec.Struct) -> tuple:
-    """A record as the writer sends it: its fields in column order, JSON columns as JSON text
-    and numeric columns as exact decimals; a null field is SQL null."""
+    """A record as the writer sends it: its fields in column order, JSON and text-array columns
+    as JSON text and numeric columns as exact decimals; a null field is SQL null."""
     model = type(record)
     cols = _COLUMNS_OF.get(model)
     if cols is None:
@@ -284,7 +292,7 @@ def row_values(record: msgspec.Struct) -> tuple:
     for (name, pgtype), value in zip(cols, msgspec.structs.astuple(record)):
         if value is None:
             out.append(None)  # SQL null, never JSON null
-        elif pgtype == "jsonb":
+        elif pgtype == "jsonb" or pgtype == "text[]":  # a text array is sent as JSON (projections.pg_writer)
             out.append(_json.encode(value).decode())
         elif pgtype == "numeric":
             out.append(_numeric(value))

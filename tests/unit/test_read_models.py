@@ -483,3 +483,84 @@ def test_the_rest_market_is_the_stored_header_between_the_metadata_and_its_prove
     as_stored = record(MarketRecord, stored)
     assert {name: getattr(served, name) for name in header} == {name: getattr(as_stored, name) for name in header}
     assert (served.status, served.status_reason) == ("suspended", "touchdown review")
+
+
+# ---- the other tables: teams, players, injuries, news, search, book prices, content ------------------
+
+
+def test_every_read_model_table_has_its_columns_from_a_record_model():
+    from schemas import read_model_tables as t
+
+    models = {
+        "games": (GameRecord, GAME_KEY), "markets": (MarketRecord, MARKET_KEY),
+        "market_lines": (MarketLineRecord, MARKET_LINE_KEY), "stat_lines": (StatLineRecord, STAT_LINE_KEY),
+        "book_prices": (t.BookPriceRecord, t.BOOK_PRICE_KEY), "teams": (t.TeamRecord, t.TEAM_KEY),
+        "players": (t.PlayerRecord, t.PLAYER_KEY), "injuries": (t.InjuryRecord, t.INJURY_KEY),
+        "availability": (t.AvailabilityRecord, t.AVAILABILITY_KEY), "news": (t.NewsRecord, t.NEWS_KEY),
+        "search_index": (t.SearchRecord, t.SEARCH_KEY), "sports": (t.SportRecord, t.SPORT_KEY),
+        "competitions": (t.CompetitionRecord, t.COMPETITION_KEY),
+        "reference_entries": (t.ReferenceEntryRecord, t.CONTENT_KEY), "strategies": (t.StrategyRecord, t.CONTENT_KEY),
+        "recipes": (t.RecipeRecord, t.CONTENT_KEY), "reference_revisions": (t.RevisionRecord, t.REVISION_KEY),
+        "strategy_revisions": (t.RevisionRecord, t.REVISION_KEY), "recipe_revisions": (t.RevisionRecord, t.REVISION_KEY),
+    }
+    # every table the writer writes, but the projector's own bookkeeping, is a record model's
+    assert set(TABLES) - set(models) == {"topic_seq", "projector_state"}
+    for table, (model, key) in models.items():
+        assert TABLES[table] == (columns(model), key), table
+        assert set(key) <= set(model.__struct_fields__), table
+    assert dict(columns(t.TeamRecord))["aliases"] == "text[]"
+    assert dict(columns(t.ReferenceEntryRecord))["formulas"] == "text[]"
+    assert dict(columns(t.BookPriceRecord))["state"] == "bytea"
+    assert dict(columns(t.RevisionRecord))["entry"] == "jsonb"
+
+
+def _decoded(table: str, values: tuple) -> dict:
+    """A written row as Postgres hands it back: JSON columns and text arrays decoded."""
+    return {name: msgspec.json.decode(v) if pgtype in ("jsonb", "text[]") and v is not None else v
+            for (name, pgtype), v in zip(TABLES[table][0], values)}
+
+
+def test_teams_players_injuries_news_and_search_rows_read_back_as_their_records():
+    from projections.batch import BatchCore
+    from schemas.events import encode
+    from schemas.read_model_tables import (
+        AvailabilityRecord, InjuryRecord, NewsRecord, PlayerRecord, SearchRecord, TeamRecord,
+    )
+    from tests.unit.test_consensus import Rec
+    from datetime import datetime, timezone
+
+    kc = ev.team("KC", "Kansas City Chiefs", aliases=["Chiefs"])
+    p = ev.player("00-1", "Pat Example")
+    pid = p.player_id
+    events = [kc, ev.game(), p, ev.injury(pid, "Questionable", minute=2), ev.news(pid, "Pat Example limited", minute=3)]
+    core = BatchCore(WINDOW_US)
+    recs = [Rec("feed.games", 0, i, encode(e)) for i, e in enumerate(events)]  # as _fold: the fold reads events
+    rows = core.fold(recs, datetime(2024, 1, 1, tzinfo=timezone.utc)).rows.rows
+    models = {"teams": TeamRecord, "players": PlayerRecord, "injuries": InjuryRecord, "news": NewsRecord,
+              "search_index": SearchRecord, "availability": AvailabilityRecord}
+    seen = set()
+    for table, model in models.items():
+        for values in rows.get(table, []):
+            made = record(model, _decoded(table, values))
+            assert row_values(made) == values, table  # the row is the record's, column for column
+            seen.add(table)
+    assert {"teams", "players", "injuries", "news", "search_index"} <= seen
+    (team,) = [record(TeamRecord, _decoded("teams", v)) for v in rows["teams"]]
+    assert team.aliases == ["Chiefs"] and team.provenance.known_by
+    (injury,) = [record(InjuryRecord, _decoded("injuries", v)) for v in rows["injuries"]]
+    assert injury.player_id == pid and injury.status == "Questionable"
+    assert {r[1] for r in rows["search_index"]} >= {"team", "player", "game"}
+
+
+def test_a_book_price_row_is_its_record_columns():
+    from projections.rows import book_row
+    from schemas.read_model_tables import BookPriceRecord
+
+    m, key = _market(("a", [-110, -110]), ("b", [-105, -115]))
+    for q in m.lines[key].books.values():
+        values = book_row(m, key, q, False)
+        made = record(BookPriceRecord, _decoded("book_prices", values))
+        assert row_values(made) == values
+        assert (made.market_id, made.line_key, made.book, made.suspended, made.state) == (
+            m.market_id, key, q.book, False, None)
+        assert [o["selection"] for o in made.outcomes] == [o.selection for o in q.outcomes]
