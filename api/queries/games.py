@@ -9,14 +9,18 @@ import asyncpg
 
 from api.queries.sql import Where
 from domain.game_status import RESULT_UNKNOWN, served_status_sql, started_sql
+from api.queries.players import TEAM_REF_FIELDS
+from schemas.read_model_tables import TeamRecord
 from schemas.read_models import GameRecord, column_list
 
-# provenance columns come as JSON text: api.resources.common.provenance decodes the text straight
-# into its struct (a page of games holds 80 of them)
+# each team as the part of its record a game shows (api.resources.common.team_ref), selected as
+# home_<field> and away_<field>; its provenance as JSON text, which api.resources.common.provenance
+# decodes straight into its struct, memoised (a page of games holds 40 team provenances, mostly
+# the same few teams)
 _TEAM_COLUMNS = ", ".join(
-    f"{alias}.{col}{'::text' if col == 'provenance' else ''} AS {side}_{col}"
+    column_list(TeamRecord, f"{alias}.", {"provenance": f"{alias}.provenance::text"}, only=TEAM_REF_FIELDS,
+                as_prefix=f"{side}_")
     for side, alias in (("home", "h"), ("away", "a"))
-    for col in ("name", "abbreviation", "competition", "provenance", "source", "as_of")
 )
 
 

@@ -15,6 +15,8 @@ import asyncpg
 from api.queries.sql import Where
 from projections.search_terms import normalise
 from schemas.library import KINDS
+from schemas.read_model_tables import ReferenceEntryRecord
+from schemas.read_models import column_list
 
 # how close a misspelt query must be to a stretch of the title and aliases (pg_trgm word
 # similarity, 0..1) to count without a full-text match; tuned on tests/relevance/queries.toml
@@ -27,10 +29,10 @@ TRIGRAM_WEIGHT = 1.0
 NAME_WEIGHT = 0.5
 KIND_RANK = "array_position(ARRAY[{}]::text[], e.kind)".format(", ".join(f"'{k}'" for k in KINDS))
 
-COLUMNS = (
-    "e.id, e.slug, e.kind, e.title, e.aliases, e.summary, e.body, e.jurisdictions, e.products, e.operators, "
-    "e.formulas, e.wagering, e.sources, e.reviewed_at, e.review_due, e.version, e.source, e.as_of, e.provenance"
-)
+# every column of the entry's record but its status (only published entries are read), its
+# history count and search terms, and `related`, which `_related` selects published entries of
+COLUMNS = column_list(ReferenceEntryRecord, "e.", only=[
+    name for name in ReferenceEntryRecord.__struct_fields__ if name not in ("status", "related", "revision", "terms")])
 
 
 def _related(schema: str) -> str:

@@ -6,20 +6,28 @@ from typing import Sequence
 
 import asyncpg
 
+from schemas.read_model_tables import CompetitionRecord, SportRecord
+from schemas.read_models import column_list
+
+# the parts of the records the sport and competition resources show
+_SPORT = column_list(SportRecord, only=("id", "slug", "name", "source", "as_of"))
+_COMPETITION_OF_SPORT = column_list(CompetitionRecord, only=("id", "slug", "name", "sport", "as_of"))
+_COMPETITION = column_list(CompetitionRecord, only=("id", "slug", "name", "sport", "source", "as_of"))
+
 
 async def sports(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
-    return await conn.fetch(f"SELECT id, slug, name, source, as_of FROM {schema}.sports ORDER BY slug")
+    return await conn.fetch(f"SELECT {_SPORT} FROM {schema}.sports ORDER BY slug")
 
 
 async def competitions_of_sports(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
-    return await conn.fetch(f"SELECT id, slug, name, sport, as_of FROM {schema}.competitions ORDER BY slug")
+    return await conn.fetch(f"SELECT {_COMPETITION_OF_SPORT} FROM {schema}.competitions ORDER BY slug")
 
 
 async def competitions(
     conn: asyncpg.Connection, schema: str, *, sport: str | None, after: str | None, limit: int,
 ) -> list[asyncpg.Record]:
     return await conn.fetch(
-        f"SELECT id, slug, name, sport, source, as_of FROM {schema}.competitions "
+        f"SELECT {_COMPETITION} FROM {schema}.competitions "
         f"WHERE ($1::text IS NULL OR sport = $1) AND ($2::text IS NULL OR slug > $2) ORDER BY slug LIMIT $3",
         sport, after, limit,
     )

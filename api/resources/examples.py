@@ -15,6 +15,7 @@ from api.resources.lists import (
     CompetitionList, GameList, MarketList, ReferenceEntryList, SearchResultList, Slate, SportList,
 )
 from domain.devig import hold, overround
+from schemas.read_model_tables import AvailabilityRecord, InjuryRecord, NewsRecord, PlayerRecord
 from schemas.read_models import (
     GameRecord, KnownProvenance, LineOutcome, MarketLineRecord, MarketRecord, SourceTimes, StatLineRecord,
 )
@@ -163,18 +164,25 @@ def competition_list() -> CompetitionList:
 
 
 def player() -> players.Player:
-    row = {"id": MAHOMES, "sport": "american_football", "competition": "nfl", "name": "Patrick Mahomes",
-           "position": "QB", "team_id": KC, "source": "nflverse", "as_of": _T, "provenance": _PROV,
-           "team_name": "Kansas City Chiefs", "team_abbreviation": "KC", "team_competition": "nfl",
-           "team_provenance": _PROV, "team_source": "nflverse", "team_as_of": _T}
-    report = {"status": "Questionable", "roster_status": None, "detail": "Ankle", "practice": "Limited Participation in Practice",
-              "game_day": None, "season": 2024, "week": 3, "reported_at": datetime(2024, 9, 20, 20, 0, tzinfo=timezone.utc),
-              "source": "nflverse", "as_of": _T, "provenance": _PROV}
-    availability = [{"status": "questionable", "game_id": None, "season": 2024, "week": 3, "source": "nflverse",
-                     "as_of": _T, "provenance": _PROV}]
-    news = [{"kind": "injury", "headline": "Patrick Mahomes (ankle) questionable for week 3",
-             "published_at": datetime(2024, 9, 20, 20, 0, tzinfo=timezone.utc), "source": "nflverse", "as_of": _T,
-             "provenance": _PROV}]
+    times = msgspec.convert(_PROV, SourceTimes)
+    mahomes = PlayerRecord(
+        id=MAHOMES, sport="american_football", competition="nfl", name="Patrick Mahomes", position="QB", team_id=KC,
+        source="nflverse", as_of=_T, provenance=msgspec.convert({**_PROV, "known_by": []}, KnownProvenance),
+    )
+    # the player's row as api.queries.players reads it: its record's columns, then its team's
+    row = {**msgspec.structs.asdict(mahomes), "team_name": "Kansas City Chiefs", "team_abbreviation": "KC",
+           "team_competition": "nfl", "team_provenance": _PROV, "team_source": "nflverse", "team_as_of": _T}
+    reported = datetime(2024, 9, 20, 20, 0, tzinfo=timezone.utc)
+    report = InjuryRecord(
+        player_id=MAHOMES, team_id=KC, status="Questionable", roster_status=None, detail="Ankle",
+        secondary_detail=None, practice="Limited Participation in Practice", game_day=None, season=2024, week=3,
+        game_id=None, reported_at=reported, source="nflverse", as_of=_T, provenance=times,
+    )
+    availability = [AvailabilityRecord(player_id=MAHOMES, source="nflverse", status="questionable", game_id=None,
+                                       season=2024, week=3, as_of=_T, provenance=times)]
+    news = [NewsRecord(player_id=MAHOMES, event_id="ev_0123456789abcdef", kind="injury",
+                       headline="Patrick Mahomes (ankle) questionable for week 3", published_at=reported,
+                       source="nflverse", as_of=_T, provenance=times)]
     season = StatLineRecord(
         line_key=f"{MAHOMES}|season|nflverse|2024|REG|total", subject_id=MAHOMES, team_id=KC, game_id=None,
         season="2024", week=None, season_type="REG", basis="total", stats={"passing_yards": 770, "passing_tds": 4},

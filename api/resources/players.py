@@ -8,9 +8,12 @@ from typing import Any, Literal
 
 import msgspec
 
-from api.resources.common import Meta, Provenance, TeamRef, attribution_for, joined_source, provenance, team_ref, utc
+from api.resources.common import (
+    Meta, Provenance, TeamRef, attribution_for, joined_source, stored_provenance, team_ref, utc,
+)
 from api.resources.stats import StatLine, stat_line, stat_record
-from schemas.read_models import StatLineRecord
+from schemas.read_model_tables import AvailabilityRecord, InjuryRecord, NewsRecord, PlayerRecord
+from schemas.read_models import StatLineRecord, record
 
 HEADLINE_MAX = 200
 
@@ -62,61 +65,69 @@ def _one_line(text: str) -> str:
     return line if len(line) <= HEADLINE_MAX else line[: HEADLINE_MAX - 1] + "…"
 
 
-def _availability(row: Mapping[str, Any]) -> Availability:
-    return Availability(
-        status=row["status"], game_id=row["game_id"], season=row["season"], week=row["week"],
-        provenance=provenance(row["provenance"], row["source"], row["as_of"]),
-    )
+def _as(model: type, row: Any) -> Any:
+    """A row read with its model's columns as the record (a record passes as it is)."""
+    return row if isinstance(row, model) else record(model, row)
+
+
+def _availability(row: AvailabilityRecord | Mapping[str, Any]) -> Availability:
+    a: AvailabilityRecord = _as(AvailabilityRecord, row)
+    return Availability(status=a.status, game_id=a.game_id, season=a.season, week=a.week,
+                        provenance=stored_provenance(a.provenance))
 
 
 _GAME_DAY = {"active", "inactive", "out"}
 
 
-def _injury(row: Mapping[str, Any]) -> Injury:
-    game_day = (row["game_day"] or "").lower() or None
+def _injury(row: InjuryRecord | Mapping[str, Any]) -> Injury:
+    i: InjuryRecord = _as(InjuryRecord, row)
+    game_day = (i.game_day or "").lower() or None
     return Injury(
-        status=row["status"], roster_status=row["roster_status"], detail=row["detail"],
-        practice=row["practice"], game_day=game_day if game_day in _GAME_DAY else None,
-        season=row["season"], week=row["week"], reported_at=utc(row["reported_at"]),
-        provenance=provenance(row["provenance"], row["source"], row["as_of"]),
+        status=i.status, roster_status=i.roster_status, detail=i.detail, practice=i.practice,
+        game_day=game_day if game_day in _GAME_DAY else None,  # type: ignore[arg-type]
+        season=i.season, week=i.week, reported_at=utc(i.reported_at), provenance=stored_provenance(i.provenance),
     )
 
 
 _NEWS_KINDS = {"injury", "transaction", "news"}
 
 
-def _news(row: Mapping[str, Any]) -> NewsItem:
+def _news(row: NewsRecord | Mapping[str, Any]) -> NewsItem:
+    n: NewsRecord = _as(NewsRecord, row)
     return NewsItem(
-        kind=row["kind"] if row["kind"] in _NEWS_KINDS else "news",
-        headline=_one_line(row["headline"]),
-        published_at=utc(row["published_at"]),
-        provenance=provenance(row["provenance"], row["source"], row["as_of"]),
+        kind=n.kind if n.kind in _NEWS_KINDS else "news",  # type: ignore[arg-type]
+        headline=_one_line(n.headline), published_at=utc(n.published_at), provenance=stored_provenance(n.provenance),
     )
 
 
 def player(
-    row: Mapping[str, Any], availability: Sequence[Mapping[str, Any]], injury: Mapping[str, Any] | None,
-    news: Sequence[Mapping[str, Any]], season_rows: Sequence[StatLineRecord | Mapping[str, Any]],
-    game_rows: Sequence[StatLineRecord | Mapping[str, Any]], request_id: str | None,
+    row: Mapping[str, Any], availability: Sequence[AvailabilityRecord | Mapping[str, Any]],
+    injury: InjuryRecord | Mapping[str, Any] | None, news: Sequence[NewsRecord | Mapping[str, Any]],
+    season_rows: Sequence[StatLineRecord | Mapping[str, Any]], game_rows: Sequence[StatLineRecord | Mapping[str, Any]],
+    request_id: str | None,
 ) -> Player:
-    source, as_of = row["source"], row["as_of"]
+    """The player from its row (its record's columns and its team's, api.queries.players) and
+    the records of what is reported about it."""
+    p: PlayerRecord = record(PlayerRecord, row)
     team = None
-    if row["team_id"]:
+    if p.team_id:
         team = team_ref(
-            row["team_id"], row["team_name"], row["team_abbreviation"], row["team_competition"],
-            row["team_provenance"], row["team_source"], row["team_as_of"], source, as_of,
+            p.team_id, row["team_name"], row["team_abbreviation"], row["team_competition"],
+            row["team_provenance"], row["team_source"], row["team_as_of"], p.source, p.as_of,
         )
+    states = [_as(AvailabilityRecord, a) for a in availability]
+    report = None if injury is None else _as(InjuryRecord, injury)
+    items = [_as(NewsRecord, n) for n in news]
     seasons, games = [stat_record(s) for s in season_rows], [stat_record(g) for g in game_rows]
     # the player record is as of its newest part; every part's source is credited
-    parts = [(p["as_of"], p["source"]) for p in (row, *availability, *([injury] if injury else []), *news)]
-    parts += [(line.as_of, line.source) for line in (*seasons, *games)]
+    parts = [(part.as_of, part.source) for part in (p, *states, *([report] if report else []), *items, *seasons, *games)]
     return Player(
-        as_of=max(utc(at) for at, _ in parts), source=joined_source([source]), stale_after_ms=None,
+        as_of=max(utc(at) for at, _ in parts), source=joined_source([p.source]), stale_after_ms=None,
         attribution=attribution_for(by for _, by in parts), request_id=request_id, live_topics=[], rg_line=None,
-        id=row["id"], name=row["name"], sport=row["sport"], position=row["position"], team=team,
-        availability=[_availability(a) for a in availability],
-        injury=_injury(injury) if injury else msgspec.UNSET,
-        news=[_news(n) for n in news[:5]],
+        id=p.id, name=p.name, sport=p.sport, position=p.position, team=team,
+        availability=[_availability(a) for a in states],
+        injury=_injury(report) if report else msgspec.UNSET,
+        news=[_news(n) for n in items[:5]],
         season_lines=[stat_line(s) for s in seasons], game_lines=[stat_line(g) for g in games],
-        provenance=provenance(row["provenance"], source, as_of),
+        provenance=stored_provenance(p.provenance),
     )
