@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from domain.devig import booksum
 from domain.prices import QuoteFormat, decimal_of_american
 from schemas.bounds import price_ok, price_problem
 
@@ -44,7 +45,7 @@ def infer_format(prices: Sequence[Decimal]) -> QuoteFormat:
 # Bounded: a hostile file of distinct prices empties it rather than growing it.
 _CACHE_MAX = 4_096
 _floats: dict[Decimal, float] = {}
-_implied: dict[tuple[Decimal, str], float] = {}
+_decimals: dict[tuple[Decimal, str], float] = {}
 
 
 def _float(price: Decimal) -> float:
@@ -57,15 +58,15 @@ def _float(price: Decimal) -> float:
     return value
 
 
-def _implied_of(price: Decimal, fmt: QuoteFormat) -> float:
-    """1 / decimal odds of a price already within its bounds, in floats."""
+def _decimal_of(price: Decimal, fmt: QuoteFormat) -> float:
+    """The decimal odds of a price already within its bounds, in floats."""
     key = (price, fmt)
-    value = _implied.get(key)
+    value = _decimals.get(key)
     if value is None:
         x = _float(price)
-        if len(_implied) >= _CACHE_MAX:
-            _implied.clear()
-        value = _implied[key] = 1.0 / (x if fmt == "decimal" else decimal_of_american(x))
+        if len(_decimals) >= _CACHE_MAX:
+            _decimals.clear()
+        value = _decimals[key] = x if fmt == "decimal" else decimal_of_american(x)
     return value
 
 
@@ -85,9 +86,7 @@ def check_market(prices: Sequence[Decimal], fmt: QuoteFormat, exchange: bool) ->
             check(p, fmt)
     if exchange:
         return
-    total = 0.0
-    for p in prices:
-        total += _implied_of(p, fmt)
+    total = booksum([_decimal_of(p, fmt) for p in prices])
     if not _MIN <= total <= _MAX:
         raise BadPrice(
             f"implausible overround {total:.4f} (placeholder or broken prices {', '.join(str(p) for p in prices)})"

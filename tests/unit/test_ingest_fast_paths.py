@@ -75,8 +75,8 @@ def test_the_price_caches_stay_bounded():
     # a hostile file of distinct prices: the caches are emptied, never grown past their bound
     for i in range(3 * prices._CACHE_MAX):
         prices.infer_format([Decimal(i) + Decimal("0.5")])
-        prices._implied_of(Decimal(100 + i), "american")
-    assert 0 < len(prices._floats) <= prices._CACHE_MAX and 0 < len(prices._implied) <= prices._CACHE_MAX
+        prices._decimal_of(Decimal(100 + i), "american")
+    assert 0 < len(prices._floats) <= prices._CACHE_MAX and 0 < len(prices._decimals) <= prices._CACHE_MAX
 
 
 # ---- the event backstop on quotes: accepts exactly what every plain bound accepts -------------
