@@ -11,9 +11,10 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # Re-install whenever the metadata changes, and rebuild the compiled fold (setup.py) whenever
-# a projections source changes (a compiled module shadows its source) or a domain one does (the
-# fold is compiled against the domain's types).
-$(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py domain/*.py) | $(BIN)/python
+# a projections source changes (a compiled module shadows its source) or a domain or schemas one
+# does (the fold is compiled against their types: a schemas type the fold no longer type-checks
+# against makes the build fall back to plain Python, which the next `make test` then reports).
+$(STAMP): pyproject.toml setup.py $(wildcard projections/*.py projections/reducers/*.py domain/*.py schemas/*.py) | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	@$(BIN)/python -c 'from projections import compiled; compiled.main()'
 	touch $(STAMP)

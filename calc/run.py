@@ -107,7 +107,7 @@ def parlay(req: m.ParlayRequest) -> tuple[m.ParlayResult, list[str]]:
     result = bets.parlay(legs, exact(req.stake, "stake"))
     return m.ParlayResult(
         decimal_odds=_n(result.decimal_odds), american_odds=_american(result.decimal_odds),
-        implied_probability=_n(1 / result.decimal_odds), legs_counted=list(result.legs_counted),
+        implied_probability=_n(prices.implied(result.decimal_odds)), legs_counted=list(result.legs_counted),
         legs_removed=list(result.legs_removed), lost=result.lost, payout=_n(result.payout), profit=_n(result.profit),
     ), _with_format(req.format, "bet.parlay")
 
@@ -190,7 +190,7 @@ def clv(req: m.ClvRequest) -> tuple[m.ClvResult, list[str]]:
         used.append(f"devig.{req.method}")
     result = bets.closing_line_value(taken, closing)
     return m.ClvResult(
-        taken_decimal_odds=_n(taken), taken_implied_probability=_n(1 / taken), closing_probability=_n(closing),
+        taken_decimal_odds=_n(taken), taken_implied_probability=_n(prices.implied(taken)), closing_probability=_n(closing),
         closing_fair_odds=_n(result.closing_fair_odds), clv=_n(result.clv),
         probability_edge=_n(result.probability_edge), beat_close=result.beat_close,
     ), _with_format(req.format, *used)

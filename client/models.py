@@ -166,6 +166,7 @@ class Market(Meta, kw_only=True):
     participant_id: str | None = None
     name: str | None = None
     status: str = "open"
+    status_reason: str | None = None  # the newest suspension's reason, while suspended
     main_point: float | None = None
     books: int = 0
     provenance: Provenance | None = None

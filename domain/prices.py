@@ -93,8 +93,14 @@ def fractional(d: Fraction) -> Fraction:
     return d - 1
 
 
-def implied(d: Fraction) -> Fraction:
+def implied(d: N) -> N:
+    """Implied probability of decimal odds d: 1/d (margin included)."""
     return 1 / d
+
+
+def fair_odds(p: N) -> N:
+    """Decimal odds with no margin for a probability 0 < p: 1/p, the odds at which a bet on it breaks even."""
+    return 1 / p
 
 
 def from_decimal(d: Fraction) -> Price:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 
-AGE = "21+"  # the age the cost line names (the interface contract: "21+ and a helpline")
+AGE = "21+"  # the age the cost line names, beside a helpline
 
 
 def _us_helpline() -> dict:

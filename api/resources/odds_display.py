@@ -58,10 +58,10 @@ def price(decimal: float | None) -> Price | None:
 
 
 def fair_price(probability: float | None) -> Price | None:
-    """The price with no margin: 1 / p."""
+    """The price with no margin (domain.prices.fair_odds)."""
     if probability is None or not 0.0 < probability < 1.0:
         return None
-    return price(1.0 / probability)
+    return price(prices.fair_odds(probability))
 
 
 def percent(value: float | None) -> str | None:

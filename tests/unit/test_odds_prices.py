@@ -171,3 +171,16 @@ def test_each_format_set_extends_the_one_before_and_the_answers_read_the_same_li
     assert hints["format"] == prices.OddsFormat
     assert typing.get_type_hints(understand.Reading)["target_format"] == prices.PriceFormat | None
     assert not hasattr(understand, "PriceFormat") or understand.PriceFormat is prices.PriceFormat
+
+
+# --- implied probability and fair odds: one reciprocal each, in every number type ------------------
+
+@given(st.fractions(min_value=F(1, 1000), max_value=F(999, 1000)))
+def test_fair_odds_and_implied_probability_undo_each_other_in_every_number_type(p):
+    d = prices.fair_odds(p)
+    assert d > 1 and prices.implied(d) == p  # exact in fractions
+    assert prices.convert(d).implied == p  # the converted price's implied probability is the same rule
+    as_float = prices.implied(prices.fair_odds(float(p)))
+    assert isinstance(as_float, float) and as_float == pytest.approx(float(p), rel=1e-15)
+    as_decimal = prices.implied(prices.fair_odds(Decimal(p.numerator) / Decimal(p.denominator)))
+    assert isinstance(as_decimal, Decimal)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CITATION = re.compile(r"\bspec(?:s|'s)? (?:sections? )?\d|\bthe spec\b|\bspec's\b|\bDESIGN(?:\.md| invariant)"
-                      r"|interface spec", re.IGNORECASE)
+                      r"|interface spec|\binterface(?:'s)? contract\b|\bthe interface's\b", re.IGNORECASE)
 
 
 def test_nothing_cites_an_outside_document():
