@@ -17,6 +17,9 @@
 3. Restart: SIGKILL the projector under that load, append a 50,000-event burst, start it
    again, and time until it is within 10,000 events of the head. Baseline: the share of that
    time the process needed to start (until it logged `projector running`).
+4. Between 1 and 2, on the season log: the projector's memory over its catch-up of the whole log,
+   then a sustained run at 2,000 events/s on it, p99 per minute (tests/perf/pipeline_hours.py;
+   `--pipeline-minutes`, default 1, the issue's run is 10).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from projections.log_ends import high_watermarks
 from projections.rebuild import ScratchReplay, drop_schema, open_scratch
 from schemas.datasets import FEED_GAMES, WIRE_DELTAS, topic_name
 from schemas.events import encode
+from tests.perf import pipeline_hours
 from tests.perf.run import BenchContext, Figure
 from tests.support import projection_events as ev
 from tests.support.projection_harness import start_projector
@@ -189,6 +193,7 @@ async def _faust_floor(ctx: BenchContext) -> tuple[list[float], list[list], dict
     settings = await ctx.fresh_settings()
     await ensure_topics(settings)
     topic = topic_name("live", FEED_GAMES, settings.topic_namespace)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)  # faust makes its datadir, not the parents
     app = faust.App(f"{settings.topic_namespace}floor", broker=broker_url(settings.kafka_bootstrap), web_enabled=False,
                     topic_disable_leader=True, topic_allow_declare=False, store="memory://",
                     broker_session_timeout=6, broker_heartbeat_interval=1, broker_rebalance_timeout=6,
@@ -355,6 +360,9 @@ async def run(ctx: BenchContext) -> list[Figure]:
         f"{applied:,} events: {GAMES} games x {len(BOOKS)} books x 3 markets x {ROUNDS} rounds; "
         f"{settings.topic_partitions} partitions; replayed {how}",
     )]
+    memory, projector, _, projector_log = await pipeline_hours.catch_up_memory(ctx, settings, total)
+    figures += memory
+    figures += await pipeline_hours.sustained(ctx, settings, projector, projector_log, ctx.pipeline_minutes)
     faust_lat, floor_sent, raw_seen = await _faust_floor(ctx)
     raw_lat = _latencies(floor_sent, raw_seen)
     for q, label in ((0.5, "p50"), (0.99, "p99")):

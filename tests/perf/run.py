@@ -5,7 +5,7 @@ Every figure is reported as a ratio over a baseline measured in the same run on 
 (for example replay rate over raw consume rate on the same broker). The table is printed and
 written to docs/benchmarks.md together with the command that produced it.
 
-    python -m tests.perf.run [--only NAME ...]
+    python -m tests.perf.run [--only NAME ...] [--pipeline-minutes N] [--scaling-5m]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -62,6 +63,8 @@ class BenchContext:
     pg_server: str
     workdir: Path
     created: list[str] = field(default_factory=list)
+    pipeline_minutes: float = 1.0  # the sustained pipeline run (tests/perf/pipeline_hours.py)
+    scaling_5m: bool = False  # bench_scaling also replays a 5,000,000-event log
 
     async def fresh_settings(self, **overrides) -> Settings:
         """Own database (migrated) and own topic namespace on the shared broker."""
@@ -121,7 +124,7 @@ def _table(results: dict[str, list[Figure]]) -> str:
     return "\n".join(lines)
 
 
-async def _main(only: list[str] | None) -> int:
+async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5m: bool = False) -> int:
     names = _modules(only)
     if not names:
         print("no benchmarks selected", file=sys.stderr)
@@ -134,7 +137,8 @@ async def _main(only: list[str] | None) -> int:
         pg_proc, pg_port = start_postgres(workdir / "pg", durable=False)
         pg_server = embedded_url(pg_port)
     await wait_for_database(pg_server)
-    ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir)
+    ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir,
+                       pipeline_minutes=pipeline_minutes, scaling_5m=scaling_5m)
     results: dict[str, list[Figure]] = {}
     failed = False
     try:
@@ -147,6 +151,7 @@ async def _main(only: list[str] | None) -> int:
             except Exception as exc:  # report and go on: one broken bench must not hide the rest
                 failed = True
                 print(f"   FAILED: {exc!r}", flush=True)
+                traceback.print_exc()  # where, not only what: a long bench is costly to run again
                 results[name] = [Figure("failed", 0, "", note=repr(exc)[:120])]
             print(f"   done in {time.monotonic() - started:.1f}s", flush=True)
     finally:
@@ -194,8 +199,13 @@ def _record(results: dict[str, list[Figure]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", help="run only benchmarks whose module name contains one of these")
+    parser.add_argument("--pipeline-minutes", type=float, default=1.0,
+                        help="length of the sustained 2,000 events/s run over the 1,000,000-event log in the "
+                             "projections bench (default 1; the issue's run is 10)")
+    parser.add_argument("--scaling-5m", action="store_true",
+                        help="bench_scaling: replay a 5,000,000-event log too (its append alone takes ~10 min)")
     args = parser.parse_args()
-    sys.exit(asyncio.run(_main(args.only)))
+    sys.exit(asyncio.run(_main(args.only, args.pipeline_minutes, args.scaling_5m)))
 
 
 if __name__ == "__main__":
