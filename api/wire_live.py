@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from infra.db import DATABASE_DOWN
+from infra.memory import release_after_close
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, Inbox
 from wire.tickets import key_standing
 
@@ -66,6 +67,7 @@ class LiveConnections:
         self._inboxes.pop(inbox, None)
         if not self._inboxes:
             self._idle.set()
+        release_after_close(len(self._inboxes))  # what the connection held, once its handler is gone
 
     async def close_all(self) -> None:
         self.stopping = True
