@@ -7,13 +7,18 @@ worker loop's handlers for those signals: on the first, it tells its live connec
 few seconds, then hands the signal to granian's own handler. Further signals while stopping
 change nothing: Ctrl-C reaches the worker and granian's main process together, and the main
 process then sends the worker SIGTERM at once; the grace period bounds the wait either way.
-Under a server that installs no loop handlers (tests' in-process clients) nothing changes.
+uvicorn stops the same way (it closes sockets with 1012 and runs the lifespan shutdown after
+they are gone) but keeps its handlers with `signal.signal`, not on the loop: those are taken
+and handed over alike. Under a server that installs neither (tests' in-process clients: the
+interpreter's defaults) nothing changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
+import threading
 from typing import Awaitable, Callable
 
 import structlog
@@ -25,14 +30,23 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 def take_stop_signals(loop: asyncio.AbstractEventLoop, before_stop: Callable[[], Awaitable[None]],
                       grace: float) -> bool:
     """Run `before_stop` (at most `grace` seconds) before the server's own stop handlers; False
-    when the loop has none to hand over to."""
+    when there are none to hand over to."""
     # asyncio keeps a loop's signal handlers here; there is no public way to read them
     handlers = getattr(loop, "_signal_handlers", None)
-    if not isinstance(handlers, dict):
-        return False
-    previous = {sig: handlers.get(sig) for sig in SIGNALS}
-    if not all(previous.values()):
-        return False
+    on_loop = {sig: handlers.get(sig) for sig in SIGNALS} if isinstance(handlers, dict) else {}
+    if on_loop and all(on_loop.values()):
+        hand_over = {sig: on_loop[sig]._run for sig in SIGNALS}
+        take = _take_on_loop
+    else:
+        plain = {sig: signal.getsignal(sig) for sig in SIGNALS}
+        # the interpreter's defaults are no server's; uvloop's own dispatcher runs the loop's
+        # handlers, which it does not show (granian on uvloop): neither can be handed over
+        if threading.current_thread() is not threading.main_thread() or not all(
+                callable(h) and h is not signal.default_int_handler and getattr(h, "__self__", None) is not loop
+                for h in plain.values()):
+            return False
+        hand_over = {sig: functools.partial(plain[sig], sig, None) for sig in SIGNALS}
+        take = _take_plain
     stopping: list[asyncio.Task] = []
 
     async def stop_in_order(sig: int) -> None:
@@ -42,7 +56,7 @@ def take_stop_signals(loop: asyncio.AbstractEventLoop, before_stop: Callable[[],
             log.warning("live connections still open after the grace period; stopping anyway", seconds=grace)
         except Exception:
             log.exception("closing live connections failed; stopping anyway")
-        previous[sig]._run()
+        hand_over[sig]()
 
     def on_signal(sig: int) -> None:
         if stopping:  # already stopping, within the grace period
@@ -50,6 +64,17 @@ def take_stop_signals(loop: asyncio.AbstractEventLoop, before_stop: Callable[[],
         log.info("stopping: closing live connections first", signal=signal.Signals(sig).name)
         stopping.append(loop.create_task(stop_in_order(sig)))
 
+    take(loop, on_signal)
+    return True
+
+
+def _take_on_loop(loop: asyncio.AbstractEventLoop, on_signal: Callable[[int], None]) -> None:
     for sig in SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
-    return True
+
+
+def _take_plain(loop: asyncio.AbstractEventLoop, on_signal: Callable[[int], None]) -> None:
+    # a `signal.signal` handler runs between two bytecodes of the main thread, perhaps inside the
+    # loop's own code: it only schedules the stop, threadsafe so that a waiting loop wakes
+    for sig in SIGNALS:
+        signal.signal(sig, lambda sig, frame: loop.call_soon_threadsafe(on_signal, sig))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -52,6 +52,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # how fast `svc up` plays the sandbox day: N times real speed, or "max"
     sandbox_speed: str = "60"
     api_workers: int = 1
+    # the ASGI server of the API (infra/api_server.py): granian serves REST fastest, uvicorn holds
+    # an idle Wire socket in a few KiB where granian needs about 143 (docs/benchmarks.md)
+    api_server: Literal["granian", "uvicorn"] = "granian"
     # `svc up` restarts a child that died after 1 s, doubling the wait on each quick death up to
     # this many seconds (a child that stayed up a minute starts again from 1 s)
     restart_backoff_max: Annotated[float, msgspec.Meta(ge=1)] = 30.0
@@ -140,6 +143,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
     "SVC_SANDBOX_SPEED": "sandbox_speed",
     "SVC_API_WORKERS": "api_workers",
+    "SVC_API_SERVER": "api_server",
     "SVC_RESTART_BACKOFF_MAX": "restart_backoff_max",
     "SVC_LOG_LEVEL": "log_level",
     "SVC_LOG_JSON": "log_json",

@@ -24,6 +24,7 @@ from typing import Callable
 
 import structlog
 
+from infra.api_server import api_command
 from infra.child_logs import ChildLog
 from infra.log_copy import LogCopy, LogCopyError
 from infra.log_guard import check_read_models
@@ -43,10 +44,6 @@ STOP_TIMEOUT = 15.0
 BROKER_READY_TIMEOUT = 1800.0
 _PR_SET_PDEATHSIG = 1
 
-# granian's allocator (jemalloc, built in) keeps the memory a closed Wire socket freed (about
-# 120 KiB each) unless told to return freed pages at once; with this, 1,000 closed sockets give
-# back all but a few KiB each (measured: tests/perf/bench_wire_memory.py, docs/benchmarks.md)
-API_ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
 
 
 def _die_with_parent() -> None:
@@ -144,13 +141,8 @@ class Supervisor:
                             stop_signal=signal.SIGINT))
         env = self._child_env()
         self._add(Child("projector", [py, "-m", "cli.main", "projector", "run"], env))
-        self._add(Child(
-            "api",
-            [py, "-m", "granian", "--interface", "asgi", "--host", s.host, "--port", str(s.port),
-             "--workers", str(s.api_workers), "--no-access-log", "--log-level", "warning",
-             "api.server:app"],
-            {**env, **API_ALLOCATOR_ENV},
-        ))
+        api_argv, api_env = api_command(s.api_server, py, s.host, s.port, s.api_workers)
+        self._add(Child("api", api_argv, {**env, **api_env}))
         if self.sample:
             self._add(Child("sample", [py, "-m", "cli.main", "sample", "load"], env, one_shot=True))
             self._add(Child(

@@ -1,6 +1,7 @@
 """A stopping API process closes its Wire connections in order (api/orderly_stop.py): sockets
 with 4201 (reconnect now and resume) after their sessions are resumable elsewhere, streams with a
-`drain`; only then does granian stop serving. Real granian, real SIGTERM."""
+`drain`; only then does the server stop serving. A real server process (granian, or uvicorn with
+SVC_API_SERVER=uvicorn), real signals."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 
 import httpx
 import msgspec
+import psutil
 from websockets.asyncio.client import connect as ws_connect
 
 from tests.integration.test_wire_socket import closed_with, mint, recv
@@ -47,9 +48,10 @@ async def test_a_stopping_process_closes_sockets_and_streams_in_order(settings, 
                     assert (await events.next())["event"] == "snapshot"
 
                     # as Ctrl-C under `svc up`: SIGINT reaches the worker and the main process, which
-                    # then stops its worker with SIGTERM at once
-                    worker = int(subprocess.check_output(["pgrep", "-P", str(proc.pid)]).split()[0])
-                    os.kill(worker, signal.SIGINT)
+                    # then stops its worker with SIGTERM at once (granian serves from a worker;
+                    # uvicorn with one worker from its main process)
+                    for worker in psutil.Process(proc.pid).children():
+                        os.kill(worker.pid, signal.SIGINT)
                     proc.send_signal(signal.SIGINT)
                     drain = await events.next(10)
                     assert drain["event"] == "drain"

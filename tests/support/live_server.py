@@ -1,4 +1,6 @@
-"""The served API in its own process, as `svc up` runs it: granian with `api.server:app`."""
+"""The served API in its own process, as `svc up` runs it: `api.server:app` under the server
+SVC_API_SERVER names (granian unless set; `SVC_API_SERVER=uvicorn pytest ...` runs a test file's
+served API under uvicorn)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from typing import Iterator
 
 import httpx
 
+from infra.api_server import api_command
 from infra.net import free_port
-from infra.supervisor import API_ALLOCATOR_ENV
+from infra.settings import Settings
 from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def api_server(
     database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
 ) -> Iterator[str]:
-    """Start granian (one worker) serving `app` on a free loopback port; yield its base URL; stop it."""
+    """Start the API server (one worker) serving `app` on a free loopback port; yield its base URL; stop it."""
     with api_process(database_url, data_dir, key_secret, log_path, app, **extra_env) as (base, _):
         yield base
 
@@ -36,14 +39,12 @@ def api_process(
     """`api_server`, yielding the granian main process too (for tests that stop it themselves);
     `port` serves on a given port (a restarted process where clients expect the old one)."""
     port = port or free_port()
+    server = extra_env.get("SVC_API_SERVER") or os.environ.get("SVC_API_SERVER") or Settings().api_server
+    argv, server_env = api_command(server, sys.executable, "127.0.0.1", port, app=app)
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
-        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **API_ALLOCATOR_ENV, **extra_env,
+        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **server_env, **extra_env,
     }
-    argv = [
-        sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--no-access-log", "--log-level", "warning", app,
-    ]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
