@@ -1,25 +1,39 @@
 """1,000 idle Wire sockets opened and closed against a real API process (issue 19 item 19):
 every one authenticated, every one counted in and out, and the process gives its memory back.
-The per-socket figure is measured by `make bench` (tests/perf/bench_wire_memory.py,
-docs/benchmarks.md); the bounds here are structural, far above it."""
+Under each server SVC_API_SERVER offers (infra/api_server.py). Two rounds on one process: the
+first grows the process's pools (Python's, the allocator's), which the second reuses, so the
+second, warm round is the one that shows what a socket costs and whether closing returns it.
+The per-socket figures are measured by `make bench` (tests/perf/bench_wire_memory.py,
+docs/benchmarks.md); the bounds here are far from them, so that a loaded machine does not
+move a figure across one, but a socket that keeps what it held does."""
 
 from __future__ import annotations
 
+import pytest
+
+from infra.api_server import SERVERS
 from tests.support.wire_sockets import measure, serving
 
 SOCKETS = 1_000
 KIB = 1024
+# what a warm idle socket may cost: uvicorn's is the issue's target (measured about 10 KiB);
+# granian's own WebSocket holds a 128 KiB read buffer (measured 147 KiB in all)
+OPEN_BOUND = {"granian": 400 * KIB, "uvicorn": 20 * KIB}
 
 
-async def test_a_thousand_sockets_open_and_close_without_leaking(settings, topics, tmp_path):
-    async with serving(settings, tmp_path) as (url, proc):
-        figures = await measure(settings, url, proc, SOCKETS)
-    assert figures.errors == []  # every socket opened, authenticated and got its hello
-    assert figures.rows_open == SOCKETS and figures.rows_closed == 0  # counted in, then every one out
-    # an open idle socket costs the server something, bounded (the figure is in docs/benchmarks.md)
-    assert 0 < figures.per_socket < 400 * KIB, figures
-    # most of it is given back once they are closed: granian's buffers at once (its allocator is
-    # told to return freed pages), what stays is the Python pools grown for 1,000 at a time, which
-    # a second round reuses (make bench measures that: a few KiB per socket more). A leak of what
-    # an open socket holds, as before, keeps it all
-    assert figures.kept_per_socket < 64 * KIB and figures.kept_per_socket < figures.per_socket / 2, figures
+@pytest.mark.parametrize("server", SERVERS)
+async def test_a_thousand_sockets_open_and_close_without_leaking(settings, topics, tmp_path, server):
+    async with serving(settings, tmp_path, server) as (url, proc):
+        first = await measure(settings, url, proc, SOCKETS)
+        warm = await measure(settings, url, proc, SOCKETS)
+    for figures in (first, warm):
+        assert figures.errors == []  # every socket opened, authenticated and got its hello
+        assert figures.rows_open == SOCKETS and figures.rows_closed == 0  # counted in, then every one out
+    # an open idle socket costs the server something, bounded
+    assert 0 < warm.per_socket < OPEN_BOUND[server], warm
+    # closed, the warm round's sockets give back what they held: the process ends the round
+    # within a quarter of what they cost of where it started. A leak keeps it all
+    assert warm.kept_per_socket < warm.per_socket / 4, warm
+    # and the first round's growth is not repeated: a second 1,000 sockets leave the process
+    # no bigger than the first left it, give or take 4 KiB a socket (Python's pools settling)
+    assert warm.closed_rss - first.closed_rss < 4 * KIB * SOCKETS, (first, warm)

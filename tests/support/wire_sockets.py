@@ -51,7 +51,7 @@ class Figures:
 
 
 def _rss(proc: psutil.Process) -> int:
-    """The serving process's resident size: granian's worker (and the main process, small)."""
+    """The serving process's resident size: with its children (granian serves from a worker)."""
     return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
 
 
@@ -94,11 +94,12 @@ async def _open(url: str, ticket: str, source: str, errors: list[str]):
 
 
 @asynccontextmanager
-async def serving(settings, tmp_path):
-    """The API process (idle sockets are never pinged within a run: a 60 s interval)."""
+async def serving(settings, tmp_path, server: str | None = None):
+    """The API process (idle sockets are never pinged within a run: a 60 s interval), under
+    `server` (infra/api_server.py; None: SVC_API_SERVER or the default)."""
     env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
-           "SVC_WIRE_PING_SECONDS": "60"}
-    with api_process(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "api.log",
+           "SVC_WIRE_PING_SECONDS": "60", **({"SVC_API_SERVER": server} if server else {})}
+    with api_process(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / f"api-{server}.log",
                      **env) as (base, proc):
         yield base.replace("http://", "ws://") + "/v1/wire", psutil.Process(proc.pid)
 
