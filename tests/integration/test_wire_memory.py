@@ -32,8 +32,10 @@ async def test_a_thousand_sockets_open_and_close_without_leaking(settings, topic
     # an open idle socket costs the server something, bounded
     assert 0 < warm.per_socket < OPEN_BOUND[server], warm
     # closed, the warm round's sockets give back what they held: the process ends the round
-    # within a quarter of what they cost of where it started. A leak keeps it all
-    assert warm.kept_per_socket < warm.per_socket / 4, warm
+    # within a quarter of what they cost of where it started, or within 4 MB (the RSS of a
+    # process under a loaded test run moves by a few MB on its own; uvicorn's sockets cost
+    # 6-10 KiB). A leak keeps it all
+    assert warm.kept_per_socket < max(warm.per_socket / 4, 4 * KIB), warm
     # and the first round's growth is not repeated: a second 1,000 sockets leave the process
     # no bigger than the first left it, give or take 4 KiB a socket (Python's pools settling)
     assert warm.closed_rss - first.closed_rss < 4 * KIB * SOCKETS, (first, warm)
