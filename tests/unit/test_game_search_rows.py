@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from projections.reducers import reduce
 from projections.rows import batch_rows, game_search_row
 from tests.support import projection_events as ev
+from tests.support.game_strategies import GID, G, game_events
 
-G = ev.game()
-GID = G.game_id
 
 
 def written(events) -> tuple[object, list[tuple[str, tuple[int, int]]]]:
@@ -38,19 +37,6 @@ def test_a_change_search_reads_writes_the_entry_again():
     kickoff = datetime(2024, 9, 6, 2, 0, tzinfo=timezone.utc)
     _, out = written([G, ev.state(GID, "live", minute=5, home=7, away=0), ev.rescheduled(GID, kickoff, minute=20)])
     assert out[-1] == ("GameRescheduled", (1, 1))
-
-
-@st.composite
-def game_events(draw):
-    events = [G, ev.game(minute=draw(st.integers(0, 20)), source="The Odds API", week=None, season=None,
-                         venue=draw(st.sampled_from([None, "Arrowhead"])))]
-    for _ in range(draw(st.integers(0, 6))):
-        events.append(ev.state(GID, draw(st.sampled_from(["live", "final"])), minute=draw(st.integers(0, 60)),
-                               home=draw(st.integers(0, 30)), away=draw(st.integers(0, 30))))
-    for _ in range(draw(st.integers(0, 2))):
-        kickoff = datetime(2024, 9, 6, draw(st.integers(0, 3)), 0, tzinfo=timezone.utc)
-        events.append(ev.rescheduled(GID, kickoff, minute=draw(st.integers(0, 60))))
-    return draw(st.permutations(events))
 
 
 @settings(max_examples=100, deadline=None)

@@ -12,9 +12,8 @@ from projections.deltas import GAME_STATE
 from projections.reducers import reduce
 from schemas.wire import Score
 from tests.support import projection_events as ev
+from tests.support.game_strategies import GID, G, game_events
 
-G = ev.game()
-GID = G.game_id
 
 
 def run(events):
@@ -23,19 +22,6 @@ def run(events):
         state, out = reduce(state, e, 0)
         deltas.extend(out)
     return state, deltas
-
-
-@st.composite
-def game_events(draw):
-    events = [G, ev.game(minute=draw(st.integers(0, 20)), source="The Odds API", week=None, season=None,
-                         venue=draw(st.sampled_from([None, "Arrowhead"])))]
-    for _ in range(draw(st.integers(0, 6))):
-        events.append(ev.state(GID, draw(st.sampled_from(["live", "final"])), minute=draw(st.integers(0, 60)),
-                               home=draw(st.integers(0, 30)), away=draw(st.integers(0, 30))))
-    for _ in range(draw(st.integers(0, 2))):
-        kickoff = datetime(2024, 9, 6, draw(st.integers(0, 3)), 0, tzinfo=timezone.utc)
-        events.append(ev.rescheduled(GID, kickoff, minute=draw(st.integers(0, 60))))
-    return draw(st.permutations(events))
 
 
 @settings(max_examples=150, deadline=None)
