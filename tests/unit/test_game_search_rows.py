@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from projections.reducers import reduce
 from projections.rows import batch_rows, game_search_row
