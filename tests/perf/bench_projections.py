@@ -46,6 +46,7 @@ from tests.perf import pipeline_hours
 from tests.perf.run import BenchContext, Figure
 from tests.support import projection_events as ev
 from tests.support.projection_harness import start_projector
+from tests.support import processes
 
 GAMES = 272
 BOOKS = [f"book{i}" for i in range(8)]
@@ -293,11 +294,7 @@ async def _live_and_restart(ctx: BenchContext, broker_lat: list[float]) -> list[
     finally:
         for probe in probes:
             probe.kill()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except Exception:
-            proc.kill()
+        processes.stop(proc, wait=30)
     return figures
 
 

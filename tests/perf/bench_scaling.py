@@ -24,9 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import time
-from pathlib import Path
 
 import psutil
 
@@ -38,6 +35,7 @@ from tests.perf.bench_projections import BOOKS, GAMES, Probe, _ends, _latencies,
 from tests.perf.run import ROOT, BenchContext, Figure
 from tests.support import projection_events as ev
 from tests.support.projection_harness import start_projector
+from tests.support import processes
 
 PER_ROUND = GAMES * len(BOOKS) * 3  # 6,528 quotes a round
 LENGTHS = (100_000, 1_000_000)
@@ -158,11 +156,7 @@ async def _rate_curve(ctx: BenchContext) -> list[tuple[int, float, float, float,
             # let a backlog drain before the next rate
             await asyncio.sleep(3.0)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except Exception:
-            proc.kill()
+        processes.stop(proc, wait=30)
     return out
 
 

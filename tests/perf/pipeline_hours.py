@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import time
 
 import psutil
@@ -26,6 +25,7 @@ from infra.db import connect
 from schemas.datasets import FEED_GAMES, WIRE_DELTAS, topic_name
 from tests.perf.run import BenchContext, Figure
 from tests.support.projection_harness import caught_up, start_projector
+from tests.support import processes
 
 STEPS = 10  # RSS read at every tenth of the log
 SAMPLE_EVERY = 0.1  # s
@@ -155,11 +155,7 @@ async def sustained(ctx: BenchContext, settings, proc, log, minutes: float) -> l
     finally:
         for probe in probes:
             probe.kill()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except Exception:
-            proc.kill()
+        processes.stop(proc, wait=30)
     first_at = sent[0][3]
     span = max(1, int(-(-(sent[-1][3] - first_at) // 60)))  # minutes, rounded up
     figures = []
