@@ -6,11 +6,12 @@ process of their own, each on its own loopback address as real clients are on th
 PLAN: `{"url": ws URL, "server": "api" | "baseline", "api": http base (api only), "mode": the
 dataset the tickets ask for ("live" unless given; "test" for the sandbox), "connections":
 [{"address": "127.x.y.z", "topics": [...], "key": API key (api only), "url": ws URL of this one
-(optional), "stall": true for one that never reads after subscribing (optional)}, ...]}`. Against the API a
+(optional), "stall": true for one that stops reading once the run begins (optional)}, ...]}`. Against the API a
 connection mints a `ws` ticket with its key (POST /v1/wire/tickets), authenticates and subscribes
 (its snapshots and the ack come back); against the baseline it only subscribes. Prints `ready N`
 once all are open, then reads: for every delta, the receive time (wall clock) and its
-`emit_ts`; `ping`s are answered. When stdin closes, writes OUT: per delta received
+`emit_ts`; `ping`s are answered from the moment a socket is open (a stalling one stops reading
+once all are open). When stdin closes, writes OUT: per delta received
 `[emit_ts as epoch seconds, receive - emit_ts in ms]`, and the connections that closed early.
 
 The reader does the least it can per frame (a substring search for `emit_ts`, parsed only after
@@ -34,6 +35,23 @@ from websockets.asyncio.client import connect
 OPEN_AT_ONCE = 50  # connections being opened concurrently
 EMIT = '"emit_ts":"'
 PONG = json.dumps({"op": "pong"})
+
+
+async def answer_pings_until(ws, go: asyncio.Event) -> None:
+    """Read (answering pings, dropping the rest) until `go` is set. (Cancelling `recv` loses
+    nothing, as the websockets library documents.)"""
+    started = asyncio.ensure_future(go.wait())
+    try:
+        while not go.is_set():
+            frame = asyncio.ensure_future(ws.recv())
+            await asyncio.wait({frame, started}, return_when=asyncio.FIRST_COMPLETED)
+            if not frame.done():
+                frame.cancel()
+                break
+            if frame.result().startswith('{"op":"ping"'):
+                await ws.send(PONG)
+    finally:
+        started.cancel()
 
 
 async def main(args) -> None:
@@ -71,16 +89,19 @@ async def main(args) -> None:
                 if msg.get("op") in ("error", "warning"):
                     raise RuntimeError(f"refused: {msg}")
             opened += 1
-        await go.wait()
-        if spec.get("stall"):  # a reader that stopped reading: the server's queues and the socket fill
-            await asyncio.Event().wait()
         try:
+            if spec.get("stall"):  # a reader that stops reading once the run begins: its queues fill
+                await answer_pings_until(ws, go)
+                await asyncio.Event().wait()
             async for frame in ws:
                 at = time.time()
                 i = frame.find(EMIT)
                 if i >= 0 and frame.startswith('{"op":"delta"'):
-                    append((at, frame[i + 11:i + 11 + 40]))
+                    if go.is_set():  # the run's deltas only
+                        append((at, frame[i + 11:i + 11 + 40]))
                 elif frame.startswith('{"op":"ping"'):
+                    # answered from the moment it is open: opening thousands takes long enough on
+                    # a busy box for the first ones to be closed for unanswered pings otherwise
                     await ws.send(PONG)
             closed.append(f"closed {ws.close_code}")
         except Exception as exc:  # reported, counted
