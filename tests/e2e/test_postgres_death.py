@@ -34,6 +34,12 @@ def _doctor(stack: Stack) -> tuple[int, dict]:
     return code, report
 
 
+def _failing(report: dict) -> dict:
+    """The parts of a doctor report that failed, whole (the full report's repr is cut short
+    in a failure message, and a CI run failed with only the healthy parts in view)."""
+    return {name: part for name, part in report.items() if part.get("ok") is False}
+
+
 def test_doctor_reports_a_projector_that_is_behind_and_not_committing(tmp_path):
     stack = Stack(tmp_path / "svc")
     try:
@@ -46,7 +52,7 @@ def test_doctor_reports_a_projector_that_is_behind_and_not_committing(tmp_path):
                           for c in loaders), 120, "the content loads did not finish", stack)
         assert stack.svc("lag", "--wait", "120").returncode == 0, stack.log_text()
         code, report = _doctor(stack)
-        assert code == 0, report
+        assert code == 0, _failing(report)
         live = report["projector"]["datasets"]["live"]
         assert live["behind"] == 0 and live["stalled"] is False
 
@@ -73,7 +79,7 @@ def test_doctor_reports_a_projector_that_is_behind_and_not_committing(tmp_path):
         # thawed, it catches up (or, having seen its own stall, exits and is restarted)
         assert stack.svc("lag", "--wait", "120").returncode == 0, stack.log_text()
         code, report = _doctor(stack)
-        assert code == 0, report
+        assert code == 0, _failing(report)
         assert report["projector"]["datasets"]["live"]["behind"] == 0
     finally:
         stack.stop()
@@ -104,7 +110,7 @@ def test_stack_recovers_from_postgres_killed_at_ten_points_under_load(tmp_path):
         lag = stack.svc("lag", "--wait", "180", timeout=240)
         assert lag.returncode == 0, lag.stdout + lag.stderr + stack.log_text()
         code, report = _doctor(stack)
-        assert code == 0, report
+        assert code == 0, _failing(report)
         assert all(d["behind"] == 0 for d in report["projector"]["datasets"].values()), report
         projector_pids.add(stack.pid("projector"))
         # the projector had to be restarted at least once: it did not just sit it out
