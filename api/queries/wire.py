@@ -6,13 +6,25 @@ from __future__ import annotations
 import asyncpg
 
 from api.queries.games import served_status  # the status REST serves, not the stored one
-from schemas.read_models import LineData, column_list
+from schemas.read_models import GameRecord, LineData, MarketRecord, column_list
+
+# The parts of a game and a market the Wire's snapshots and freshness checks read, named from
+# their record models (a name the model lacks fails at import); a game's status as served.
+_SERVED = {"status": served_status()}
+_GAME_STATE = column_list(GameRecord, "g.", _SERVED, only=(
+    "id", "status", "score_home", "score_away", "period", "clock", "possession", "last_play", "kickoff_at",
+    "kickoff_date", "venue", "source", "as_of", "last_seq"))
+_GAME_FRESHNESS = column_list(GameRecord, "g.", _SERVED, only=("id", "status", "source", "as_of"))
+_MARKET_HEAD = column_list(MarketRecord, "m.", only=(
+    "id", "game_id", "kind", "type", "period", "participant_id", "name", "status", "status_reason", "main_point",
+    "books", "source", "as_of", "last_seq"))
+_MARKET_FRESHNESS = column_list(MarketRecord, "m.", only=("id", "source", "as_of"))
+_GAME_STATUS = f"coalesce({served_status()}, 'scheduled') AS game_status"  # a market settles with its game
 
 
 async def game_row(conn: asyncpg.Connection, schema: str, game_id: str) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        f"SELECT id, {served_status()} AS status, score_home, score_away, period, clock, possession, last_play, "
-        f"kickoff_at, kickoff_date, venue, source, as_of, last_seq FROM {schema}.games g WHERE id = $1",
+        f"SELECT {_GAME_STATE} FROM {schema}.games g WHERE g.id = $1",
         game_id,
     )
 
@@ -21,9 +33,7 @@ async def market_rows(
     conn: asyncpg.Connection, schema: str, market_id: str,
 ) -> tuple[asyncpg.Record | None, list[asyncpg.Record]]:
     row = await conn.fetchrow(
-        f"SELECT m.id, m.game_id, m.kind, m.type, m.period, m.participant_id, m.name, m.status, m.status_reason, "
-        f"m.main_point, m.books, m.source, m.as_of, m.last_seq, coalesce({served_status()}, 'scheduled') AS game_status "
-        f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",
+        f"SELECT {_MARKET_HEAD}, {_GAME_STATUS} FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = $1",
         market_id,
     )
     if row is None:
@@ -38,7 +48,7 @@ async def market_rows(
 async def game_freshness(conn: asyncpg.Connection, schema: str, game_ids: list[str]) -> list[asyncpg.Record]:
     """What the `feed` rechecks of several game topics: status, source and newest change."""
     return await conn.fetch(
-        f"SELECT id, {served_status()} AS status, source, as_of FROM {schema}.games g WHERE id = ANY($1::text[])",
+        f"SELECT {_GAME_FRESHNESS} FROM {schema}.games g WHERE g.id = ANY($1::text[])",
         game_ids,
     )
 
@@ -46,8 +56,7 @@ async def game_freshness(conn: asyncpg.Connection, schema: str, game_ids: list[s
 async def market_freshness(conn: asyncpg.Connection, schema: str, market_ids: list[str]) -> list[asyncpg.Record]:
     """The same of several market topics, with their game's status (a market settles with it)."""
     return await conn.fetch(
-        f"SELECT m.id, coalesce({served_status()}, 'scheduled') AS game_status, m.source, m.as_of "
-        f"FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = ANY($1::text[])",
+        f"SELECT {_MARKET_FRESHNESS}, {_GAME_STATUS} FROM {schema}.markets m LEFT JOIN {schema}.games g ON g.id = m.game_id WHERE m.id = ANY($1::text[])",
         market_ids,
     )
 
