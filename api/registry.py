@@ -17,6 +17,11 @@ from api.resources.strategies import (
 )
 from api.strategy_check import CheckRequest, RuleRef, StrategyCheck, jurisdictions_of, run_check
 from schemas.strategies import RecipeEntry, StrategyEntry
+from schemas.read_model_tables import ReferenceEntryRecord
+from schemas.read_models import column_list
+
+# what a strategy check cites of a law or policy entry
+_RULE = column_list(ReferenceEntryRecord, only=("id", "slug", "kind", "title", "summary", "jurisdictions"))
 
 
 def not_found(ref: str) -> ProblemError:
@@ -88,7 +93,7 @@ class Registry:
 async def rules_for(conn: asyncpg.Connection, schema: str, jurisdiction: str) -> list[RuleRef]:
     """The published law and policy entries of the reference library for a jurisdiction and its country."""
     rows = await conn.fetch(
-        f"SELECT id, slug, kind, title, summary, jurisdictions FROM {schema}.reference_entries "
+        f"SELECT {_RULE} FROM {schema}.reference_entries "
         f"WHERE status = 'published' AND kind IN ('law', 'policy') AND jurisdictions && $1::text[] ORDER BY kind, title",
         jurisdictions_of(jurisdiction),
     )

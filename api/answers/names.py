@@ -19,6 +19,12 @@ import asyncpg
 from api.kept import Rechecked
 from api.queries.versions import table_version
 from projections.search_terms import normalise
+from schemas.read_model_tables import PlayerRecord, SearchRecord
+from schemas.read_models import column_list
+
+# an indexed name, and for a player the team and position beside it
+_INDEXED = column_list(SearchRecord, "si.", only=("id", "kind", "name", "competition", "terms", "as_of"))
+_PLAYER_SIDE = column_list(PlayerRecord, "p.", only=("team_id", "position"))
 
 # the closeness a phrase needs to a stretch of a name (fuzz.ratio / 100)
 MIN_SCORE = 0.8
@@ -131,7 +137,7 @@ async def index_for(conn: asyncpg.Connection, schema: str) -> NameIndex:
 
 async def _read_index(conn: asyncpg.Connection, schema: str) -> NameIndex:
     rows = await conn.fetch(
-        f"SELECT si.id, si.kind, si.name, si.competition, si.terms, si.as_of, p.team_id, p.position "
+        f"SELECT {_INDEXED}, {_PLAYER_SIDE} "
         f"FROM {schema}.search_index si LEFT JOIN {schema}.players p ON si.kind = 'player' AND p.id = si.id "
         f"WHERE si.kind = ANY($1::text[])",
         list(KINDS),

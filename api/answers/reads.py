@@ -10,6 +10,10 @@ import asyncpg
 
 from api.queries import games as games_sql
 from api.queries.sql import Where
+from schemas.read_models import MarketRecord, column_list
+
+# what an answer says of each of a game's markets
+_GAME_MARKET = column_list(MarketRecord, "m.", only=("id", "kind", "type", "period", "participant_id", "name", "status"))
 
 GAME_ROW = (f"{games_sql.GAME_COLUMNS}, "
             f"EXISTS (SELECT 1 FROM {{schema}}.markets m WHERE m.game_id = g.id) AS market_count")
@@ -74,7 +78,7 @@ async def latest_season(conn: asyncpg.Connection, schema: str, competition: str 
 async def game_markets(conn: asyncpg.Connection, schema: str, game_id: str) -> list[asyncpg.Record]:
     """A game's game markets (not props or futures), in registry order."""
     return await conn.fetch(
-        f"SELECT m.id, m.kind, m.type, m.period, m.participant_id, m.name, m.status FROM {schema}.markets m "
+        f"SELECT {_GAME_MARKET} FROM {schema}.markets m "
         f"WHERE m.game_id = $1 AND m.kind = 'game' ORDER BY m.type, m.period, coalesce(m.participant_id, ''), m.id",
         game_id,
     )

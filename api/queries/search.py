@@ -12,6 +12,11 @@ import asyncpg
 from api.queries.sql import Where
 from api.search_rank import rank_key, sides
 from projections.search_terms import normalise
+from schemas.read_model_tables import SearchRecord
+from schemas.read_models import column_list
+
+# what ranking reads of a candidate entry
+_CANDIDATE = column_list(SearchRecord, "si.", only=("id", "kind", "name", "terms"))
 
 # how close a query must be to a stretch of an entity's terms (pg_trgm word similarity, 0..1).
 # Measured on the sample: one typo in a name scores 0.44 ("chefs") to 0.64 ("kanas city"),
@@ -57,7 +62,7 @@ async def search(
             competition, competition,
         )
     candidates_sql = (
-        f"SELECT si.id, si.kind, si.name, si.terms FROM {schema}.search_index si WHERE {where.sql()} "
+        f"SELECT {_CANDIDATE} FROM {schema}.search_index si WHERE {where.sql()} "
         f"ORDER BY word_similarity({placeholder}, si.terms) DESC, {_KIND_RANK}, similarity({placeholder}, si.name) DESC, "
         f"si.id LIMIT {where.arg(max(CANDIDATES, offset + limit))}"
     )
