@@ -36,8 +36,11 @@ from calc import models as cm
 from calc.run import SOURCE as ODDS_SOURCE
 from domain import formula_cards as cards
 from domain.devig import DEFAULT_METHOD
-from schemas.read_models import StatLineRecord, column_list
+from schemas.read_models import GameRecord, StatLineRecord, column_list
 from schemas.wire import game_topic, market_topic
+
+# how an answer names the game a stat line is from
+_GAME_NAMED = column_list(GameRecord, "g.", only=("id", "name", "season", "week"))
 
 EASTERN = ZoneInfo("America/New_York")
 MARKET_NAMES = {"h2h": "moneyline", "spreads": "spread", "totals": "total"}
@@ -638,7 +641,7 @@ async def player_stats(conn: asyncpg.Connection, schema: str, r: u.Reading, name
         raise NotAnswerable(f"the stats asked about in {row['name']}'s lines")
     game_words = None
     if line_row["game_id"]:
-        g = await conn.fetchrow(f"SELECT g.id, g.name, g.season, g.week FROM {schema}.games g WHERE g.id = $1",
+        g = await conn.fetchrow(f"SELECT {_GAME_NAMED} FROM {schema}.games g WHERE g.id = $1",
                                 line_row["game_id"])
         if g is not None:
             game_words = f"{g['name']} (week {g['week']} of {g['season']})"
