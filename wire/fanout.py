@@ -14,7 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from datetime import datetime, timezone
 
@@ -72,6 +72,10 @@ class Delta:
     source: str = ""
     status: str | None = None  # `data.status`
     topic: str = ""  # the envelope's; an Inbox holds only Delta references, so it says whose
+
+    def on(self, topic: str) -> Delta:
+        """This delta as one of `topic` (itself when it already says so)."""
+        return self if self.topic == topic else replace(self, topic=topic)
 
     # One delta reaches hundreds of sockets: what a socket sends is made once per delta, on first
     # use, and shared by reference (never per connection).
@@ -153,9 +157,7 @@ class Inbox:
         if messages > self.max_messages or size > self.max_bytes:
             self.start_over("slow_consumer")
             return
-        if delta.topic != topic:  # a Delta not from the log (tests): say its topic
-            delta = Delta(delta.seq, delta.type, delta.payload, delta.source_ts, delta.source, delta.status, topic)
-        items.append(delta)
+        items.append(delta.on(topic))  # a Delta not from the log (tests) is told its topic
         self.pending_bytes = size
         if not self._warned and (2 * messages > self.max_messages or 2 * size > self.max_bytes):
             self._warned = self._warning_due = True
@@ -330,8 +332,7 @@ class DeltaFanout:
             log.warning("undecodable delta on %s wire.deltas skipped", dataset)
             return
         topic = key.decode("utf-8", "replace")
-        if delta.topic != topic:  # the record's key decides, as it always did
-            delta = Delta(delta.seq, delta.type, delta.payload, delta.source_ts, delta.source, delta.status, topic)
+        delta = delta.on(topic)  # the record's key decides, as it always did
         self.recent[dataset].add(topic, delta.seq, delta, now)
         for sub in self._subscriptions.get((dataset, topic), ()):
             sub.inbox.put(topic, delta)

@@ -56,8 +56,11 @@ class OpenConnections:
         return connection_id, None
 
     async def seen(self, connection_id: str) -> None:
+        await self._refresh([connection_id])
+
+    async def _refresh(self, ids: list[str]) -> None:
         async with self._pool.acquire() as conn:
-            await conn.execute("UPDATE access.wire_connections SET seen_at = now() WHERE id = $1", connection_id)
+            await conn.execute("UPDATE access.wire_connections SET seen_at = now() WHERE id = ANY($1::text[])", ids)
 
     def seen_soon(self, connection_id: str) -> None:
         """Refresh a connection's row within SEEN_BATCH_SECONDS: one statement for all the
@@ -74,8 +77,7 @@ class OpenConnections:
         finally:
             ids, self._seen, self._writing = list(self._seen), set(), None
         try:
-            async with self._pool.acquire() as conn:
-                await conn.execute("UPDATE access.wire_connections SET seen_at = now() WHERE id = ANY($1::text[])", ids)
+            await self._refresh(ids)
         except Exception as exc:  # the next pings ask again; three missed would count the rows out
             log.warning("wire connections not refreshed: %r", exc)
 
