@@ -88,8 +88,6 @@ class Store(Generic[V]):
 
 # a gzip member's header: deflate, no name or flags, no mtime, no extra flags, unknown OS (RFC 1952)
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
-
-
 _WINDOW = 32 * 1024  # deflate's reach back
 
 
@@ -149,7 +147,6 @@ class Kept:
                 d = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
             out.append(d.compress(chunk) + d.flush(zlib.Z_SYNC_FLUSH if i < last else zlib.Z_FINISH))
         return tuple(out)
-
 
 
 def _kept_size(kept: Kept) -> int:

@@ -39,7 +39,6 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from litestar.utils.scope.state import ScopeState
 
 from api.front import COMPRESS_LEVEL, COMPRESS_MIN_BYTES
-
 from api.kept import Kept, KeptStore
 from schemas.datasets import pg_schema
 
