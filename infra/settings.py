@@ -58,6 +58,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # `svc up` restarts a child that died after 1 s, doubling the wait on each quick death up to
     # this many seconds (a child that stayed up a minute starts again from 1 s)
     restart_backoff_max: Annotated[float, msgspec.Meta(ge=1)] = 30.0
+    # the projector is stalled when behind the log with no progress for this long: `svc doctor`
+    # fails on it and the projector exits for a restart (so too for a database out of reach that
+    # long). Shorter only to try the rule without waiting (tests)
+    stall_after_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
     log_level: str = "info"
     log_json: bool | None = None  # None: JSON when stderr is not a TTY
     # `svc up`'s child logs (<data-dir>/logs/<child>.log): rotated at this size (0: never), this
@@ -145,6 +149,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_API_WORKERS": "api_workers",
     "SVC_API_SERVER": "api_server",
     "SVC_RESTART_BACKOFF_MAX": "restart_backoff_max",
+    "SVC_STALL_AFTER_SECONDS": "stall_after_seconds",
     "SVC_LOG_LEVEL": "log_level",
     "SVC_LOG_JSON": "log_json",
     "SVC_LOG_MAX_BYTES": "log_max_bytes",

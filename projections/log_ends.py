@@ -48,3 +48,30 @@ async def log_end_offsets(settings: Settings, topics: list[str]) -> dict[TP, int
         return await high_watermarks(consumer, await partitions_of(consumer, topics))
     finally:
         await consumer.stop()
+
+
+async def record_times(settings: Settings, positions: dict[TP, int], timeout: float = 10.0) -> dict[TP, float]:
+    """The log time (seconds since the epoch: the record's Kafka timestamp, which our producers
+    leave to the client clock at send) of the record at each (topic, partition) -> offset; the
+    partition's first record where the offset is below what the log still holds."""
+    if not positions:
+        return {}
+    consumer = make_consumer(settings, fetch_max_wait_ms=50)
+    await consumer.start()
+    try:
+        tps = {TopicPartition(topic, partition): offset for (topic, partition), offset in positions.items()}
+        consumer.assign(list(tps))
+        for tp, offset in tps.items():
+            consumer.seek(tp, offset)
+        found: dict[TP, float] = {}
+        deadline = time.monotonic() + timeout
+        while len(found) < len(tps):
+            if time.monotonic() > deadline:
+                raise asyncio.TimeoutError(f"no record at {sorted(set(positions) - set(found))}")
+            for tp, records in (await consumer.getmany(timeout_ms=100, max_records=len(tps))).items():
+                if records and (tp.topic, tp.partition) not in found:
+                    found[(tp.topic, tp.partition)] = records[0].timestamp / 1000
+                    consumer.pause(tp)  # one record is all we need of it
+        return found
+    finally:
+        await consumer.stop()

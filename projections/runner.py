@@ -9,8 +9,8 @@ agents carry the live path. A watchdog exits (for the supervisor to restart us) 
 epoch changes under us, for instance when the embedded broker was restarted.
 
 Nothing here waits forever. A batch that fails (the database killed under it) stops the
-process; so does a database out of reach for GIVE_UP_AFTER seconds, or a log we are behind on
-while our tracking rows stand still that long. Stopping is bounded as well: faust's own stop
+process; so does a database out of reach for `stall_after_seconds` (30 s), or a log we are
+behind on while our tracking rows stand still that long. Stopping is bounded as well: faust's own stop
 can wait for in-flight events that will never be acknowledged, so after EXIT_DEADLINE seconds
 the process ends itself and the supervisor restarts it; a restart resumes from the tracking
 rows, so nothing committed is lost and nothing uncommitted counted.
@@ -41,7 +41,7 @@ from projections.lag import group_name
 from projections.log_ends import log_end_offsets
 from projections.outbox import OutboxRelay
 from projections.pg_state import read_tracking
-from projections.progress import STALL_AFTER, is_stalled, records_behind
+from projections.progress import is_stalled, records_behind
 from projections.projector import DatasetProjector
 from projections.rebuild import rebuild, stale_reason
 from projections.replay import catch_up
@@ -50,9 +50,6 @@ from schemas.datasets import DATASETS, WIRE_DELTAS, Dataset, pg_schema, topic_na
 log = logging.getLogger("projections.runner")
 WATCH_EVERY = 5.0
 EXIT_LOG_CHANGED = 3
-# a database out of reach, or tracking rows that stand still while the log is ahead, for this
-# long: give up and exit for the supervisor to restart us (the same limit `svc doctor` uses)
-GIVE_UP_AFTER = STALL_AFTER
 # the longest a stop may take before the process ends itself, and of that the longest faust's
 # own stop is waited for (it leaves its consumer group, which can take several seconds on a busy
 # machine; 6 s was seen to be too short)
@@ -98,7 +95,7 @@ class Projector:
 
     async def prepare(self) -> None:
         s = self.settings
-        await wait_for_database(s.require_database(), timeout=GIVE_UP_AFTER)
+        await wait_for_database(s.require_database(), timeout=s.stall_after_seconds)
         conn = await connect(s.require_database())
         try:
             await migrate(conn)  # a no-op when `svc up` migrated already; run standalone, it must
@@ -194,8 +191,10 @@ class Projector:
     async def watch(self) -> None:
         """Exit when the log under us changed (a new broker, or recreated topics): the restart
         finds the read models stale and rebuilds them from the new log. Exit too when the
-        database is out of reach, or we are behind the log and not committing, for
-        GIVE_UP_AFTER seconds."""
+        database is out of reach, or we are behind the log and not committing, for longer than
+        `stall_after_seconds` (the limit `svc doctor` applies): give up, for the supervisor to
+        restart us."""
+        give_up_after = self.settings.stall_after_seconds
         misses = 0
         conn: asyncpg.Connection | None = None
         unreachable_since: float | None = None
@@ -213,7 +212,7 @@ class Projector:
                         unreachable_since = unreachable_since or time.monotonic()
                         waited = time.monotonic() - unreachable_since
                         log.warning("cannot reach the database for %.0fs (%r)", waited, exc)
-                        if waited >= GIVE_UP_AFTER:
+                        if waited >= give_up_after:
                             self._give_up(f"the database has been out of reach for {waited:.0f}s")
                             return
                         continue
@@ -250,7 +249,9 @@ class Projector:
                 conn.terminate()
 
     def _stalled(self, dataset: str, tracking: dict, ends: dict, still: dict[str, tuple[dict, float]]) -> bool:
-        """Behind the log with the tracking rows unchanged for GIVE_UP_AFTER seconds: give up."""
+        """Behind the log with the tracking rows unchanged for longer than the limit: give up.
+        Timed from when we first saw them so, which is after both the last commit and the
+        arrival of what we are behind on (progress.stuck_for, as `svc doctor` measures it)."""
         behind = records_behind(tracking, ends)
         if not behind:
             still.pop(dataset, None)
@@ -259,9 +260,10 @@ class Projector:
         if seen is None or seen[0] != tracking:
             still[dataset] = (tracking, time.monotonic())
             return False
-        if not is_stalled(behind, time.monotonic() - seen[1]):  # the rule `svc doctor` applies
+        limit = self.settings.stall_after_seconds
+        if not is_stalled(behind, time.monotonic() - seen[1], limit):  # the rule `svc doctor` applies
             return False
-        self._give_up(f"{dataset}: behind the log with nothing committed for {GIVE_UP_AFTER:.0f}s")
+        self._give_up(f"{dataset}: behind the log with nothing committed for {limit:.0f}s")
         return True
 
     def _give_up(self, why: str) -> None:
