@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,10 @@ from wire.recent import RecentDeltas
 log = logging.getLogger("wire.fanout")
 QUEUE_MAX = 5_000  # a connection's send queue: deltas (SVC_WIRE_SEND_QUEUE_MESSAGES) ...
 QUEUE_BYTES = 8 * 1024 * 1024  # ... and their bytes (SVC_WIRE_SEND_QUEUE_BYTES)
+BEHIND_FACTOR = 4  # a queue this many times its bounds, its reader not to blame: start over quietly
+TURN_SECONDS = 0.01  # LoopTurns: at most one turn counted per this long (an idle loop is not spun)
+FREE_TURNS = 2  # a write that completes within this many turns was not held back by its reader
+STUCK_TURNS = 50  # a write pending this many turns: its reader has stopped reading
 BATCH_RECORDS = 500  # deltas read at once ...
 HAND_OVER = 50  # ... and handed to the connections this many at a time: senders that keep up drain between
 RECONNECT_SECONDS = 1.0
@@ -42,6 +47,7 @@ STOPPING = "stopping"  # an Inbox's restart reason when the process stops: close
 REVOKED = "revoked"  # its key was revoked: close
 FORBIDDEN = "forbidden"  # its key lost `wire:connect`: close
 RESCOPED = "rescoped"  # its key's scopes changed: drop the topics it may no longer read, start the rest over
+BEHIND = "behind"  # its queue grew past BEHIND_FACTOR x its bounds while its own writes kept draining: start over
 FINAL = frozenset({STOPPING, REVOKED, FORBIDDEN})  # reasons that close the connection; nothing overrides them
 
 
@@ -119,6 +125,49 @@ def served_delta(value: bytes, status: str) -> bytes:
     return msgspec.json.encode(envelope)
 
 
+class LoopTurns:
+    """Turns of the running event loop, counted while any connection is writing: a timer that
+    re-arms itself every TURN_SECONDS, so it counts one per loop turn when turns are long (the
+    process is busy) and one per TURN_SECONDS when they are short (it is not spun when idle).
+
+    This is the clock a connection's own writes are judged by. A write the reader drains completes
+    within a turn or two however busy the process is (a server completes a write from its own
+    thread, and the writer resumes at the loop's next turn); a write the reader does not drain
+    stays pending for many turns. Seconds cannot tell the two apart: when the loop is behind,
+    every write takes long."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.writers = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def hold(self) -> int:
+        """A write begins: the turn it began at."""
+        self.writers += 1
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(TURN_SECONDS, self._tick)
+        return self.count
+
+    def release(self) -> None:
+        self.writers -= 1
+
+    def _tick(self) -> None:
+        self.count += 1
+        self._timer = asyncio.get_running_loop().call_later(TURN_SECONDS, self._tick) if self.writers else None
+
+
+_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopTurns] = weakref.WeakKeyDictionary()
+
+
+def loop_turns() -> LoopTurns:
+    """The running loop's LoopTurns (one per loop: every connection of the process shares it)."""
+    loop = asyncio.get_running_loop()
+    turns = _turns.get(loop)
+    if turns is None:
+        turns = _turns[loop] = LoopTurns()
+    return turns
+
+
 class Inbox:
     """One connection's send queue: its deltas waiting to be sent, in arrival order, shared by all
     its topics (each Delta says its topic), bounded by messages and bytes.
@@ -127,14 +176,22 @@ class Inbox:
     turn of the loop however many deltas arrived meanwhile: the reader takes all that is pending
     (`pending`/`take`) and sends it in one go, rather than being woken once per delta.
 
-    Past half of either bound the reader is slow: a warning is due (`take_warning`, once until the
-    queue empties again). Past either bound it is too slow: everything pending is dropped and the
-    connection told why (`restart` = `slow_consumer`: a socket closes 4108, a stream starts over
-    from a snapshot). A reader that keeps up never gets near either: the fan-out hands deltas over
-    in batches and yields between them. Other reasons to start over: the fan-out reconnected,
-    the key's scopes changed; a reason in FINAL (the process is stopping, the key was revoked or
-    lost `wire:connect`) closes the connection. `alarm` is set with every reason, so a connection
-    whose sender is stuck writing to a reader that does not read is closed all the same."""
+    Slow is judged on the connection's own writes, never on the process's backlog: the writer says
+    when each write to its client begins and ends (`writing`/`written`), and a write pending longer
+    than FREE_TURNS turns of the loop (`LoopTurns`) was held back by the client. The queue is the
+    client's fault ("own") when, since it last was empty, at least half of the loop's turns passed
+    with one of its writes so held. Then: past half of either bound a warning is due
+    (`take_warning`, once until the queue empties again); past either bound everything pending is
+    dropped and the connection told why (`restart` = `slow_consumer`: a socket closes 4108, a
+    stream starts over from a snapshot). A queue that grows while its writes keep completing is the
+    process being behind (its loop turns are long): no warning, and only past BEHIND_FACTOR times
+    its bounds it starts over quietly (`restart` = BEHIND: fresh snapshots, the connection stays).
+    A connection that never reports writes (an internal reader) is never "own".
+
+    Other reasons to start over: the fan-out reconnected, the key's scopes changed; a reason in
+    FINAL (the process is stopping, the key was revoked or lost `wire:connect`) closes the
+    connection. `alarm` is set with every reason, so a connection whose sender is stuck writing to
+    a reader that does not read is closed all the same."""
 
     def __init__(self, max_messages: int = QUEUE_MAX, max_bytes: int = QUEUE_BYTES) -> None:
         self._items: deque[Delta | None] = deque()  # None: woken to start over (see `take_restart`)
@@ -143,24 +200,67 @@ class Inbox:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.pending_bytes = 0
-        self.restart: str | None = None  # "slow_consumer", "reconnected", RESCOPED or one of FINAL
+        self.restart: str | None = None  # "slow_consumer", "reconnected", BEHIND, RESCOPED or one of FINAL
         self.scopes: frozenset[str] | None = None  # with RESCOPED: the key's scopes now
         self.alarm = asyncio.Event()  # a restart reason was set
         self._warning_due = False
         self._warned = False  # this slow spell's warning was given
+        self._turns: LoopTurns | None = None  # set by the first `writing`
+        self._write_began: int | None = None  # the turn the write in progress began at
+        self._spell_began: int | None = None  # the turn the queue last stopped being empty at
+        self._held = 0  # turns of this spell during which a write of ours was held past FREE_TURNS
+
+    # ---- the connection's own writes ---------------------------------------------------------
+
+    def writing(self) -> None:
+        """The connection begins a write to its client (any frame: deltas, snapshots, pings)."""
+        if self._turns is None:
+            self._turns = loop_turns()
+        self._write_began = self._turns.hold()
+
+    def written(self) -> None:
+        """That write completed (or failed)."""
+        began, self._write_began = self._write_began, None
+        if began is None or self._turns is None:
+            return
+        self._turns.release()
+        if self._spell_began is not None:
+            self._held += max(0, self._turns.count - max(began, self._spell_began) - FREE_TURNS)
+
+    def own(self) -> bool:
+        """Whether what is pending is this connection's own fault: its write in progress has been
+        pending STUCK_TURNS turns (its client stopped reading), or its writes were held back by its
+        client for at least half of the loop's turns since the queue last was empty (it reads,
+        but slower than its deltas come)."""
+        turns, began = self._turns, self._spell_began
+        if turns is None or began is None:
+            return False
+        held = self._held
+        if self._write_began is not None:  # the write in progress, stuck perhaps
+            if turns.count - self._write_began >= STUCK_TURNS:
+                return True
+            held += max(0, turns.count - max(self._write_began, began) - FREE_TURNS)
+        return held > 0 and 2 * held >= turns.count - began
 
     def put(self, topic: str, delta: Delta) -> None:
         if self.restart is not None:
             return  # starting over anyway
         items = self._items
         messages, size = len(items) + 1, self.pending_bytes + len(delta.payload)
-        if messages > self.max_messages or size > self.max_bytes:
-            self.start_over("slow_consumer")
-            return
+        if not items and self._turns is not None:
+            self._spell_began, self._held = self._turns.count, 0
+        if 2 * messages > self.max_messages or 2 * size > self.max_bytes:  # past half: whose fault?
+            own = self.own()
+            if own and (messages > self.max_messages or size > self.max_bytes):
+                self.start_over("slow_consumer")
+                return
+            if messages > BEHIND_FACTOR * self.max_messages or size > BEHIND_FACTOR * self.max_bytes:
+                self.start_over(BEHIND)
+                return
+            if own and not self._warned:
+                self._warned = self._warning_due = True
         items.append(delta.on(topic))  # a Delta not from the log (tests) is told its topic
         self.pending_bytes = size
-        if not self._warned and (2 * messages > self.max_messages or 2 * size > self.max_bytes):
-            self._warned = self._warning_due = True
         self.poke()
 
     def poke(self) -> None:
@@ -183,6 +283,7 @@ class Inbox:
             self.pending_bytes -= len(item.payload)
         if not self._items:
             self._warned = False  # caught up: a later slow spell is warned again
+            self._spell_began = None
         return item
 
     def drop_pending(self) -> None:
@@ -232,6 +333,7 @@ class Inbox:
         self._items.clear()
         self.pending_bytes = 0
         self._warning_due = self._warned = False
+        self._spell_began = None
         self._items.append(None)  # wakes the reader
         self.poke()
         self.alarm.set()

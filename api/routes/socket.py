@@ -102,11 +102,23 @@ class Connection:
         self.topic_limit = PLANS[self.grant.plan].wire_topics
 
     async def send(self, payload: bytes) -> None:
-        await self.socket.send_data(payload.decode(), mode="text")
+        await self._write({"type": "websocket.send", "bytes": None, "text": payload.decode()})
 
     async def send_delta(self, delta: Delta) -> None:
         """A delta's frame, the event made once per delta for every socket (`Delta.ws_event`)."""
-        await self.socket.send(delta.ws_event)
+        await self._write(delta.ws_event)
+
+    async def _write(self, event: dict) -> None:
+        """Every frame goes out here, timed in loop turns by the inbox: the server's send completes
+        only once the frame is written to the socket (granian awaits the write; uvicorn waits for
+        its buffer to drain), so a client that does not read holds it, and that, not the
+        process's backlog, is what makes this connection slow (`Inbox.own`)."""
+        inbox = self.inbox
+        inbox.writing()
+        try:
+            await self.socket.send(event)
+        finally:
+            inbox.written()
 
     async def hello(self) -> None:
         token = await self.sessions.new_token(self.session)

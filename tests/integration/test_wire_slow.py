@@ -1,7 +1,8 @@
 """Slow consumers on the Wire socket, side by side on one topic (real broker, real granian): a
 reader that keeps up gets every delta and is never warned; a slow reader is warned
 (`slow_consumer`) and then closed 4108 once its send queue overflows; a stalled reader is
-closed 4108 too, although its sender is stuck writing to it.
+closed 4108 too, although its sender is stuck writing to it. And with the server itself behind, only
+the stalled reader is blamed.
 
 The deltas are written to `wire.deltas` by the test (each padded to 8 KiB with a member clients
 ignore), so that several MB pass in a few seconds; what serves them is the real fan-out. The
@@ -53,11 +54,11 @@ async def subscribed(url: str, c, key: str, receive_buffer: int | None = None):
 
 
 async def read(ws, pace: float, until: float, fast_after: asyncio.Event | None = None,
-               last: int | None = None) -> dict:
+               last: int | None = None, got: dict | None = None) -> dict:
     """Read (answering pings) one message per `pace` seconds (0: as fast as it comes; from when
     `fast_after` is set, too) until the socket closes, delta `last` came or `until`; what was read
     and how it ended."""
-    got = {"seqs": [], "warnings": [], "close": None}
+    got = {"seqs": [], "warnings": [], "snapshots": 0, "close": None} if got is None else got
     try:
         while time.monotonic() < until:
             try:
@@ -72,6 +73,8 @@ async def read(ws, pace: float, until: float, fast_after: asyncio.Event | None =
                     break
             elif msg["op"] == "warning":
                 got["warnings"].append(msg["code"])
+            elif msg["op"] == "snapshot":
+                got["snapshots"] += 1
             if pace and not (fast_after and fast_after.is_set()):
                 await asyncio.sleep(pace)
     except ConnectionClosed as closed:
@@ -108,3 +111,43 @@ async def test_stalled_slow_and_fast_readers_side_by_side(settings, topics, tmp_
     assert slow_got["warnings"] and set(slow_got["warnings"]) == {"slow_consumer"} and slow_got["close"] == 4108
     assert len(slow_got["seqs"]) < DELTAS
     assert stalled_got["close"] == 4108 and len(stalled_got["seqs"]) < DELTAS
+
+
+BUSY_DELTAS, BUSY_PAD, BUSY_PER_SECOND = 800, 32 * 1024, 100
+BUSY_QUEUE_MESSAGES, BUSY_QUEUE_BYTES = 1000, 4 << 20  # 128 deltas; 4x that, 16 MiB, is more than the run offers
+
+
+async def test_a_server_behind_blames_no_reader_that_keeps_up(settings, topics, tmp_path):
+    """The server itself is behind (tests/integration/busy_api_app.py holds its loop 20 ms at every
+    turn, so it writes a socket at most ~50 frames a second) while 100 deltas of 32 KiB a second
+    arrive: every connection's queue grows, the fast reader's as much as the stalled one's. Only
+    the stalled reader, whose own writes stop completing, is closed 4108; the fast reader is
+    never warned nor closed and still answers at the end. Before slow was judged per connection
+    both were closed 4108."""
+    events = [*GAMES, *ev.season_quotes(GAMES, ("dk", "fd"), 1, seed=11)]
+    async with wire_stack(settings, tmp_path, events) as (c, key, _):
+        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace,
+               "SVC_WIRE_SEND_QUEUE_MESSAGES": str(BUSY_QUEUE_MESSAGES),
+               "SVC_WIRE_SEND_QUEUE_BYTES": str(BUSY_QUEUE_BYTES)}
+        with api_server(settings.database_url, settings.data_dir, settings.key_secret, tmp_path / "busy.log",
+                        app="tests.integration.busy_api_app:app", **env) as base:
+            url = base.replace("http://", "ws://") + "/v1/wire"
+            fast, seq = await subscribed(url, c, key)
+            stalled, _ = await subscribed(url, c, key, receive_buffer=64 * 1024)
+            until = time.monotonic() + 90
+            fast_got = {"seqs": [], "warnings": [], "snapshots": 0, "close": None}  # kept when cancelled
+            fast_read = asyncio.create_task(read(fast, 0, until, last=seq + BUSY_DELTAS, got=fast_got))
+            await flood_deltas(settings, TOPIC, seq + 1, BUSY_DELTAS, BUSY_PER_SECOND // 10,
+                               data={"padding": "x" * BUSY_PAD})
+            stalled_got = await read(stalled, 0, time.monotonic() + 30)  # it reads only now
+            fast_read.cancel()  # it read all it could meanwhile
+            await asyncio.gather(fast_read, return_exceptions=True)
+            await fast.send(json.dumps({"op": "list_subscriptions", "request_id": "alive"}))
+            while (answer := await recv(fast))["op"] != "ack":
+                pass
+            await fast.close()
+
+    assert stalled_got["close"] == 4108
+    assert answer["request_id"] == "alive"  # the fast reader's connection is still open
+    assert fast_got["warnings"] == [] and fast_got["close"] is None
+    assert fast_got["seqs"] and fast_got["seqs"] == sorted(set(fast_got["seqs"]))  # in order, none twice
