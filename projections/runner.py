@@ -9,8 +9,8 @@ agents carry the live path. A watchdog exits (for the supervisor to restart us) 
 epoch changes under us, for instance when the embedded broker was restarted.
 
 Nothing here waits forever. A batch that fails (the database killed under it) stops the
-process; so does a database out of reach for `stall_after_seconds` (30 s), or a log we are
-behind on while our tracking rows stand still that long. Stopping is bounded as well: faust's own stop
+process; so does a database out of reach for `stall_after_seconds` (30 s), a log that cannot
+be read that long, or a log we are behind on while our tracking rows stand still that long. Stopping is bounded as well: faust's own stop
 can wait for in-flight events that will never be acknowledged, so after EXIT_DEADLINE seconds
 the process ends itself and the supervisor restarts it; a restart resumes from the tracking
 rows, so nothing committed is lost and nothing uncommitted counted.
@@ -49,7 +49,7 @@ from schemas.datasets import DATASETS, WIRE_DELTAS, Dataset, pg_schema, topic_na
 
 log = logging.getLogger("projections.runner")
 WATCH_EVERY = 5.0
-EXIT_LOG_CHANGED = 3
+EXIT_LOG_CHANGED = 3  # the log changed under the read models: the restart rebuilds them (giving up is 1)
 # the longest a stop may take before the process ends itself, and of that the longest faust's
 # own stop is waited for (it leaves its consumer group, which can take several seconds on a busy
 # machine; 6 s was seen to be too short)
@@ -193,9 +193,11 @@ class Projector:
         finds the read models stale and rebuilds them from the new log. Exit too when the
         database is out of reach, or we are behind the log and not committing, for longer than
         `stall_after_seconds` (the limit `svc doctor` applies): give up, for the supervisor to
-        restart us."""
+        restart us. So too when the log cannot be read that long (a broker overloaded or out of
+        reach): a log we cannot read is not a log that changed, and a rebuild would only replay
+        from the same broker the same records once it answers; a plain restart resumes."""
         give_up_after = self.settings.stall_after_seconds
-        misses = 0
+        unread_since: float | None = None
         conn: asyncpg.Connection | None = None
         unreachable_since: float | None = None
         # per dataset: the tracking rows last seen while behind the log, and since when
@@ -228,16 +230,18 @@ class Projector:
                             reason = await stale_reason(conn, pg_schema(dataset), epoch, ends, tracking)
                             if self._stalled(dataset, tracking, ends, still):
                                 return
-                        misses = 0
+                        unread_since = None
                     except Exception as exc:
                         if conn.is_closed():  # the database, not the log: reconnect next round
                             log.warning("lost the database connection (%r)", exc)
                             break
-                        misses += 1
-                        log.warning("cannot check the log (%r)", exc)
-                        if misses < 3:
-                            continue
-                        epoch, reason = None, "the log cannot be read"
+                        unread_since = unread_since or time.monotonic()
+                        waited = time.monotonic() - unread_since
+                        log.warning("cannot check the log for %.0fs (%r)", waited, exc)
+                        if waited >= give_up_after:
+                            self._give_up(f"the log could not be read for {waited:.0f}s")
+                            return
+                        continue
                     if epoch != lane.projector.epoch or reason is not None:
                         log.error("%s: the log changed under the read models (%s): exiting to rebuild", dataset,
                                   reason or f"epoch {lane.projector.epoch} -> {epoch}")

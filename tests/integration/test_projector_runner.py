@@ -86,3 +86,57 @@ async def test_a_log_that_changes_under_the_running_projector_makes_it_exit_and_
         for c in conns:
             await c.close()
     assert result.identical, result.differences
+
+
+async def test_a_log_that_cannot_be_read_is_no_changed_log_the_projector_gives_up_without_a_rebuild(
+        settings, tmp_path):
+    """A broker that stops answering (frozen here; overloaded or out of reach alike) leaves the
+    log unread, not changed: the projector exits as one that cannot make progress (1), not with
+    the rebuild code (3), and restarted once the broker answers it resumes with no rebuild."""
+    import asyncio
+    import os
+
+    import msgspec
+
+    from infra.broker import start_broker
+    from infra.topics import ensure_topics
+    from projections.runner import EXIT_LOG_CHANGED
+
+    # a broker of this test's own, to freeze without touching the other tests' one
+    broker, port = start_broker(log_path=tmp_path / "tansu.log")
+    own = msgspec.structs.replace(settings, kafka_bootstrap=f"127.0.0.1:{port}")
+    log = tmp_path / "projector.log"
+    try:
+        await ensure_topics(own)
+        await ev.publish(own, [G, *[ev.quote(GID, f"b{i}", [-110 - i, 100 + i], minute=i) for i in range(5)]])
+        # a short limit, so the give-up comes sooner than faust's own timeouts at the frozen broker
+        proc = start_projector(own, log, SVC_STALL_AFTER_SECONDS="10")
+        try:
+            assert await caught_up(own, 60), log.read_text()[-3000:]
+            os.kill(broker.pid, signal.SIGSTOP)
+            try:
+                code = await asyncio.to_thread(proc.wait, 120)
+            finally:
+                os.kill(broker.pid, signal.SIGCONT)
+            text = log.read_text()
+            assert code != EXIT_LOG_CHANGED and "exiting to rebuild" not in text, text[-3000:]
+            assert code == 1 and "the log could not be read" in text, text[-3000:]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        # as the supervisor restarts it: the same log, so it resumes where it was
+        proc = start_projector(own, log)
+        try:
+            for _ in range(300):  # up (its SIGTERM handler set), not merely caught up already
+                if log.read_text().count("projector running") == 2:
+                    break
+                await asyncio.sleep(0.2)
+            assert log.read_text().count("projector running") == 2, log.read_text()[-3000:]
+            assert await caught_up(own, 60), log.read_text()[-3000:]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0
+        assert "rebuilding from offset 0" not in log.read_text()
+    finally:
+        broker.terminate()
+        broker.wait(10)
