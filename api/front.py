@@ -192,7 +192,10 @@ class FrontDoor:
         status = 0
         method = scope["method"]
         if method == "HEAD":  # answered as GET without its body (RFC 9110 9.3.2); see head_only
-            scope["method"] = "GET"
+            # the app sees GET in a scope of its own: the server keeps reading the method from its
+            # scope to frame the answer (uvicorn would send a HEAD's SSE answer chunked, its
+            # terminating chunk left on the connection for the next answer to be read from)
+            scope = {**scope, "method": "GET"}
             state["head"] = True
             send, receive = head_only(send, receive)
 
