@@ -12,8 +12,8 @@ import asyncpg
 from api.queries.sql import Where
 from api.search_rank import rank_key, sides
 from projections.search_terms import normalise
-from schemas.read_model_tables import SearchRecord
-from schemas.read_models import column_list
+from schemas.read_model_tables import CompetitionRecord, PlayerRecord, SearchRecord, TeamRecord
+from schemas.read_models import GameRecord, column_list
 
 # what ranking reads of a candidate entry
 _CANDIDATE = column_list(SearchRecord, "si.", only=("id", "kind", "name", "terms"))
@@ -93,14 +93,21 @@ async def search(
 # A game's context is read from its entry, which the projector writes with the game's row whenever
 # what the entry holds of it changed (projections/rows.py): not from `games`, which every score
 # and clock change rewrites, so that a kept search page (api/read_cache.py) is not built again
-# for each of them.
-_DETAILS = """
-    SELECT si.id, si.kind, si.name, si.context,
-           p.position AS player_position, pt.name AS player_team, p.team_id AS player_team_id,
-           gh.name AS game_home, ga.name AS game_away, si.context->>'season' AS game_season,
-           (si.context->>'week')::int AS game_week, (si.context->>'kickoff_at')::timestamptz AS game_kickoff_at,
-           t.competition AS team_competition, t.abbreviation AS team_abbreviation,
-           c.sport AS competition_sport
+# for each of them. The entry holds those GameRecord fields under their own names, as JSON text:
+# cast back to the column types. Each part below names the model it reads, so a column the
+# model lacks is an error here and not a query that fails at the first search.
+_GAME_CONTEXT = {"season": "text", "week": "int", "kickoff_at": "timestamptz"}
+_DETAILS = (
+    f"SELECT {column_list(SearchRecord, 'si.', only=('id', 'kind', 'name', 'context'))}, "
+    f"{column_list(PlayerRecord, 'p.', only=('position', 'team_id'), as_prefix='player_')}, "
+    f"{column_list(TeamRecord, 'pt.', only=('name',), as_prefix='player_team_')}, "
+    f"{column_list(TeamRecord, 'gh.', only=('name',), as_prefix='game_home_')}, "
+    f"{column_list(TeamRecord, 'ga.', only=('name',), as_prefix='game_away_')}, "
+    + column_list(GameRecord, only=tuple(_GAME_CONTEXT), as_prefix="game_",
+                  computed={f: f"(si.context->>'{f}')::{t}" for f, t in _GAME_CONTEXT.items()}) + ", "
+    f"{column_list(TeamRecord, 't.', only=('competition', 'abbreviation'), as_prefix='team_')}, "
+    f"{column_list(CompetitionRecord, 'c.', only=('sport',), as_prefix='competition_')}"
+    """
     FROM {s}.search_index si
     LEFT JOIN {s}.players p ON si.kind = 'player' AND p.id = si.id
     LEFT JOIN {s}.teams pt ON pt.id = p.team_id
@@ -110,3 +117,4 @@ _DETAILS = """
     LEFT JOIN {s}.competitions c ON si.kind = 'competition' AND c.id = si.id
     WHERE si.id = ANY($1::text[])
 """
+)

@@ -194,12 +194,12 @@ def player() -> players.Player:
 
 
 def search_results() -> SearchResultList:
-    base = {"context": {}, "player_position": None, "player_team": None, "player_team_id": None, "game_home": None,
-            "game_away": None, "game_season": None, "game_week": None, "game_kickoff_at": None,
+    base = {"context": {}, "player_position": None, "player_team_name": None, "player_team_id": None, "game_home_name": None,
+            "game_away_name": None, "game_season": None, "game_week": None, "game_kickoff_at": None,
             "team_competition": None, "team_abbreviation": None, "competition_sport": None}
     rows = [
         {**base, "id": MAHOMES, "kind": "player", "name": "Patrick Mahomes", "player_position": "QB",
-         "player_team": "Kansas City Chiefs", "player_team_id": KC},
+         "player_team_name": "Kansas City Chiefs", "player_team_id": KC},
         {**base, "id": KC, "kind": "team", "name": "Kansas City Chiefs", "team_competition": "nfl", "team_abbreviation": "KC"},
     ]
     return SearchResultList(data=[search.search_result(r) for r in rows], has_more=False, next_cursor=None)

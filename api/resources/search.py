@@ -35,10 +35,10 @@ def _context(row: Mapping[str, Any]) -> dict[str, ContextValue]:
     game teams, week and kickoff; team competition and abbreviation; competition sport."""
     kind = row["kind"]
     if kind == "player":
-        return {"position": row["player_position"], "team": row["player_team"], "team_id": row["player_team_id"]}
+        return {"position": row["player_position"], "team": row["player_team_name"], "team_id": row["player_team_id"]}
     if kind == "game":
         return {
-            "home_team": row["game_home"], "away_team": row["game_away"], "season": row["game_season"],
+            "home_team": row["game_home_name"], "away_team": row["game_away_name"], "season": row["game_season"],
             "week": row["game_week"], "kickoff_at": _iso(row["game_kickoff_at"]),
         }
     if kind == "team":
