@@ -17,6 +17,8 @@ from projections.batch import Batch
 from projections.locks import projector_lock_key, seasons_lock_key
 from projections.rows import TABLES, season_ids
 from schemas.datasets import pg_schema
+from schemas.read_model_tables import SEASON_KEY, SeasonProvenance, SeasonRecord
+from schemas.read_models import column_list, columns
 
 
 class StaleState(Exception):
@@ -66,6 +68,33 @@ _TABLES = ("sports", "competitions", "teams", "games", "markets", "market_lines"
            "strategy_revisions", "recipes", "recipe_revisions", "search_index", "topic_seq", "projector_state")
 
 
+def _seasons_sql(s: str) -> str:
+    """The seasons of a batch (`rows.season_ids`: id, competition, label, year, dates and their
+    source), each as a SeasonRecord computed from the games it spans: their sources, the newest
+    source and ingest times. The columns and the provenance's members are the models' fields."""
+    utc = "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'"  # one fixed text form for every writer
+    provenance = {"source": "source", "source_ts": f"to_char(as_of AT TIME ZONE 'UTC', {utc})",
+                  "ingest_ts": f"to_char(ingest AT TIME ZONE 'UTC', {utc})", "dates_source": "dates_source"}
+    if set(provenance) != set(SeasonProvenance.__struct_fields__):
+        raise ValueError(f"the seasons statement writes {sorted(provenance)} of SeasonProvenance")
+    names = [name for name, _ in columns(SeasonRecord)]
+    built = ", ".join(f"'{k}', {provenance[k]}" for k in SeasonProvenance.__struct_fields__)
+    return (
+        f"INSERT INTO {s}.seasons AS t ({', '.join(names)}) "
+        f"SELECT {column_list(SeasonRecord, computed={'provenance': f'jsonb_build_object({built})'})} FROM ("
+        # the dates come from the sourced table (rows.season_ids), never from the games loaded
+        "SELECT i.id, i.competition, i.label, i.year, i.starts_on, i.ends_on, i.dates_source, "
+        "string_agg(DISTINCT g.source, ', ' ORDER BY g.source) AS source, max(g.as_of) AS as_of, "
+        "max((g.provenance->>'ingest_ts')::timestamptz) AS ingest "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::date[], $6::date[], $7::text[]) "
+        "AS i(id, competition, label, year, starts_on, ends_on, dates_source) "
+        f"JOIN {s}.games g ON g.competition = i.competition AND g.season = i.label "
+        "GROUP BY i.id, i.competition, i.label, i.year, i.starts_on, i.ends_on, i.dates_source) agg "
+        f"ON CONFLICT ({', '.join(SEASON_KEY)}) DO UPDATE SET "
+        + ", ".join(f"{n} = EXCLUDED.{n}" for n in names if n not in SEASON_KEY)
+    )
+
+
 class PgWriter:
     """Writes one batch per transaction: BEGIN and the dataset lock in one round trip, then ONE
     statement whose data-modifying CTEs fence the tracking rows and upsert every table, then
@@ -86,24 +115,7 @@ class PgWriter:
         self.s = s
         self.delete_news_sql = f"DELETE FROM {s}.news WHERE player_id = ANY($1::text[])"
         self.news_sql = upsert_sql(schema, "news")
-        utc = "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'"  # one fixed text form for every writer
-        self.seasons_sql = (
-            f"INSERT INTO {s}.seasons AS t (id, competition, label, year, starts_on, ends_on, source, as_of, provenance) "
-            "SELECT id, competition, label, year, starts_on, ends_on, source, as_of, "
-            f"jsonb_build_object('source', source, 'source_ts', to_char(as_of AT TIME ZONE 'UTC', {utc}), "
-            f"'ingest_ts', to_char(ingest AT TIME ZONE 'UTC', {utc}), 'dates_source', dates_source) FROM ("
-            # the dates come from the sourced table (rows.season_ids), never from the games loaded
-            "SELECT i.id, i.competition, i.label, i.year, i.starts_on, i.ends_on, i.dates_source, "
-            "string_agg(DISTINCT g.source, ', ' ORDER BY g.source) AS source, max(g.as_of) AS as_of, "
-            "max((g.provenance->>'ingest_ts')::timestamptz) AS ingest "
-            "FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::date[], $6::date[], $7::text[]) "
-            "AS i(id, competition, label, year, starts_on, ends_on, dates_source) "
-            f"JOIN {s}.games g ON g.competition = i.competition AND g.season = i.label "
-            "GROUP BY i.id, i.competition, i.label, i.year, i.starts_on, i.ends_on, i.dates_source) agg "
-            "ON CONFLICT (id) DO UPDATE SET year = EXCLUDED.year, starts_on = EXCLUDED.starts_on, "
-            "ends_on = EXCLUDED.ends_on, source = EXCLUDED.source, as_of = EXCLUDED.as_of, "
-            "provenance = EXCLUDED.provenance"
-        )
+        self.seasons_sql = _seasons_sql(s)
         self._statements: dict[tuple, str] = {}
 
     def _statement(self, shape: tuple) -> str:

@@ -1,6 +1,6 @@
 """Record models of the other read-model tables: teams, players and what is reported about them
-(injuries, availability, news), sports and competitions, the search index, the per-book prices,
-and the content tables (reference entries, strategies, recipes and their revisions).
+(injuries, availability, news), sports, competitions and seasons, the search index, the per-book
+prices, and the content tables (reference entries, strategies, recipes and their revisions).
 
 A sibling of `schemas/read_models.py`, which holds the models the Wire and the REST market and
 game resources share (market lines, markets, games, stat lines) and the functions every model
@@ -156,6 +156,30 @@ class CompetitionRecord(msgspec.Struct, kw_only=True):
 
 
 COMPETITION_KEY = ("id",)
+
+
+class SeasonProvenance(SourceTimes, kw_only=True):
+    """A season's provenance: that of the games it spans, and where its dates come from."""
+
+    dates_source: str | None  # the sourced table's citation (schemas/season_dates.py); None: no dates
+
+
+class SeasonRecord(msgspec.Struct, kw_only=True):
+    """One row of `seasons`: computed by the writer from the games it spans (their sources and
+    times), its dates from the sourced table (`schemas.season_dates`), never from the games."""
+
+    id: str  # ssn_
+    competition: str  # the competition's slug
+    label: str  # "2024", "2024-25"
+    year: int | None  # the label's first year
+    starts_on: date | None
+    ends_on: date | None
+    source: str  # the games' sources
+    as_of: datetime  # the newest game's
+    provenance: SeasonProvenance
+
+
+SEASON_KEY = ("id",)
 
 
 class SearchRecord(msgspec.Struct, kw_only=True):

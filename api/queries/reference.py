@@ -6,13 +6,14 @@ from typing import Sequence
 
 import asyncpg
 
-from schemas.read_model_tables import CompetitionRecord, SportRecord
+from schemas.read_model_tables import CompetitionRecord, SeasonRecord, SportRecord
 from schemas.read_models import column_list
 
 # the parts of the records the sport and competition resources show
 _SPORT = column_list(SportRecord, only=("id", "slug", "name", "source", "as_of"))
 _COMPETITION_OF_SPORT = column_list(CompetitionRecord, only=("id", "slug", "name", "sport", "as_of"))
 _COMPETITION = column_list(CompetitionRecord, only=("id", "slug", "name", "sport", "source", "as_of"))
+_SEASON = column_list(SeasonRecord, only=("id", "competition", "label", "year", "starts_on", "ends_on", "as_of"))
 
 
 async def sports(conn: asyncpg.Connection, schema: str) -> list[asyncpg.Record]:
@@ -38,7 +39,7 @@ async def seasons(conn: asyncpg.Connection, schema: str, competition_slugs: Sequ
     if not competition_slugs:
         return []
     return await conn.fetch(
-        f"SELECT id, competition, label, year, starts_on, ends_on, as_of FROM {schema}.seasons "
+        f"SELECT {_SEASON} FROM {schema}.seasons "
         f"WHERE competition = ANY($1::text[]) "
         f"ORDER BY competition, year DESC NULLS LAST, starts_on DESC NULLS LAST, label DESC",
         list(competition_slugs),
