@@ -55,13 +55,6 @@ class OpenConnections:
                                "VALUES ($1, $2, $3, $4, $5)", connection_id, address, account, now, process)
         return connection_id, None
 
-    async def seen(self, connection_id: str) -> None:
-        await self._refresh([connection_id])
-
-    async def _refresh(self, ids: list[str]) -> None:
-        async with self._pool.acquire() as conn:
-            await conn.execute("UPDATE access.wire_connections SET seen_at = now() WHERE id = ANY($1::text[])", ids)
-
     def seen_soon(self, connection_id: str) -> None:
         """Refresh a connection's row within SEEN_BATCH_SECONDS: one statement for all the
         connections of this process that pinged meanwhile (2,000 sockets pinging every 20 s were
@@ -77,7 +70,8 @@ class OpenConnections:
         finally:
             ids, self._seen, self._writing = list(self._seen), set(), None
         try:
-            await self._refresh(ids)
+            async with self._pool.acquire() as conn:
+                await conn.execute("UPDATE access.wire_connections SET seen_at = now() WHERE id = ANY($1::text[])", ids)
         except Exception as exc:  # the next pings ask again; three missed would count the rows out
             log.warning("wire connections not refreshed: %r", exc)
 

@@ -40,12 +40,21 @@ async def test_rows_not_refreshed_stop_counting(database_url):
     try:
         registry = OpenConnections(pool, stale_seconds=60)
         long_ago = datetime.now(timezone.utc) - timedelta(seconds=120)
-        for _ in range(PER_ADDRESS):  # a process that died with five open connections
+        for _ in range(PER_ADDRESS - 1):  # a process that died with four open connections
             assert (await registry.open("addr:b", "acct_y", 100, now=long_ago))[0] is not None
-        live, _ = await registry.open("addr:b", "acct_y", 100)
+        live, _ = await registry.open("addr:b", "acct_y", 100, now=long_ago)
         assert live is not None
-        await registry.seen(live)
-        assert (await registry.open("addr:b", "acct_z", 100))[0] is not None
+        registry.seen_soon(live)  # a ping: its row is refreshed, the four others are not
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            async with pool.acquire() as conn:
+                if await conn.fetchval("SELECT seen_at > now() - interval '60 seconds' FROM access.wire_connections "
+                                       "WHERE id = $1", live):
+                    break
+            await asyncio.sleep(0.1)
+        # the four stale rows count no more, the refreshed one still does
+        opened = [(await registry.open("addr:b", "acct_z", 100))[0] for _ in range(PER_ADDRESS)]
+        assert all(opened[:-1]) and opened[-1] is None, opened
     finally:
         await pool.close()
 
