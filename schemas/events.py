@@ -390,6 +390,11 @@ def stamp_encoded(event: AnyEvent) -> tuple[AnyEvent, bytes]:
     return msgspec.structs.replace(event, event_id=event_id), value
 
 
-# the last ingest time stamped and its field as encoded (one object compared by identity: a
-# datetime equal to it in another zone encodes differently)
+# the last ingest time stamped and its field as encoded: a one-entry memo of a pure function
+# (an ingest time -> its bytes), so `stamp_encoded` stays pure to its callers: what it returns
+# depends on its argument alone, whatever came before. Module state rather than a parameter
+# because every caller (ingest's batches, any run, any thread) wants the same thing of it, and a
+# run stamps all its events with one time: each event saves an encode. Compared by identity, not
+# equality (a datetime equal to it in another zone encodes differently); read and replaced as one
+# tuple, so a thread never pairs one time with another's bytes (a race costs an encode, no more)
 _last_ingest_ts: tuple[datetime | None, bytes] = (None, b"")
