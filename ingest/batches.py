@@ -10,13 +10,14 @@ cannot be built at all is dead-lettered with the reason; the batch goes on.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ingest.records import RECORD_ERRORS, Item, Record, Rejected, Resolution, reason_of
 from ingest.resolution import MemoryResolver
 from schemas.bounds import event_problem
-from schemas.events import AnyEvent, PriceQuoted, stamp_encoded
+from schemas.events import AnyEvent, PriceQuoted, event_key, event_topic, stamp_encoded
 
 BATCH_RECORDS = 256
 
@@ -57,6 +58,10 @@ class Built:
     values: list[bytes]  # each event as the log gets it (encoded once, with its ID)
     rejected: list[Rejected]
 
+    def keyed(self) -> list[tuple[str, bytes, bytes]]:
+        """Each event as the producer sends it: (base topic, key, value)."""
+        return [(event_topic(e), event_key(e).encode(), v) for e, v in zip(self.events, self.values)]
+
 
 def build(batch: Batch, resolution: Resolution, state: RunState) -> Built:
     """The batch's new (stamped, de-duplicated) events, encoded, and every rejected part."""
@@ -84,6 +89,23 @@ def build(batch: Batch, resolution: Resolution, state: RunState) -> Built:
                 values.append(value)
     state.records.update(batch.indices)
     return Built(events, values, rejected)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One batch, built: what the run appends and counts."""
+
+    event_ids: list[str]
+    records: list[tuple[str, bytes, bytes]]  # (base topic, key, value), as the producer sends them
+    types: Counter  # events per event type
+    rejected: list[Rejected]
+    records_read: int  # source records read so far in the run
+
+
+def prepare(batch: Batch, resolution: Resolution, state: RunState) -> Prepared:
+    built = build(batch, resolution, state)
+    return Prepared([e.event_id for e in built.events], built.keyed(), Counter(type(e).__name__ for e in built.events),
+                    built.rejected, len(state.records))
 
 
 def _within_bounds(record: Record, events: list[AnyEvent], rejected: list[Rejected]) -> tuple[list[AnyEvent], Rejected | None]:

@@ -36,7 +36,7 @@ from ingest.reconcile import close_run, reconcile
 from ingest.registry import PgResolver
 from schemas.datasets import Dataset
 from schemas.deadletter import DeadLetter, encode_deadletter
-from schemas.events import AnyEvent, encode
+from schemas.events import AnyEvent, encode, event_key, event_topic
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -62,21 +62,28 @@ class EventLog:
         """The first half of `append`: look up what the log holds and hand the rest to the
         producer. The caller may prepare its next batch before calling `finish()`. `values`:
         the events already encoded (`stamp_encoded`), in the same order."""
-        letter_ids = [dead_letter_id(d) for d in dead_letters]
-        known = await self.appended.known([e.event_id for e in events] + letter_ids)
         if values is None:
             values = [encode(e) for e in events]
+        records = [(event_topic(e), event_key(e).encode(), v) for e, v in zip(events, values)]
+        return await self.start_encoded([e.event_id for e in events], records, dead_letters)
+
+    async def start_encoded(self, event_ids: Sequence[str], records: Sequence[tuple[str, bytes, bytes]],
+                            dead_letters: Sequence[DeadLetter] = ()) -> Appending:
+        """`start` for events already keyed and encoded: their IDs and (base topic, key, value)
+        records, in the same order (ingest/batches.py `Built.keyed`)."""
+        letter_ids = [dead_letter_id(d) for d in dead_letters]
+        known = await self.appended.known([*event_ids, *letter_ids])
         if known:
-            kept = [(e, v) for e, v in zip(events, values) if e.event_id not in known]
-            new, new_values = [e for e, _ in kept], [v for _, v in kept]
+            kept = [(i, r) for i, r in zip(event_ids, records) if i not in known]
+            new_ids, new = [i for i, _ in kept], [r for _, r in kept]
         else:
-            new, new_values = list(events), list(values)
+            new_ids, new = list(event_ids), list(records)
         letters = [(i, d) for i, d in zip(letter_ids, dead_letters) if i not in known]
         if new or letters:
             await self.watch.confirm()
-        acks = await self.producer.enqueue(new, [d for _, d in letters], new_values)
-        recorded = [e.event_id for e in new] + [i for i, _ in letters]
-        return Appending(self, acks, recorded, len(new), len(events) - len(new))
+        acks = await self.producer.enqueue_encoded(new, [d for _, d in letters])
+        recorded = new_ids + [i for i, _ in letters]
+        return Appending(self, acks, recorded, len(new), len(event_ids) - len(new))
 
     async def send_raw(self, records: Sequence[tuple[str, bytes, bytes]], event_ids: Sequence[str]) -> None:
         """Already encoded (base topic, key, value) records (replay keeps the bytes it read):

@@ -74,7 +74,7 @@ class WholeBook(msgspec.Struct):
     key: str
     title: str
     last_update: datetime
-    markets: list[OddsMarket]
+    markets: list[msgspec.Raw]  # each read once per distinct text (`_market_lines`)
 
 
 class WholeEvent(msgspec.Struct):
@@ -214,11 +214,37 @@ def _whole_event(
         quotes: list[_Quote] = []
         for book in whole.bookmakers:
             title = _check_book(book)
-            for market in book.markets:
-                quotes.extend(_quotes(market, book, title, home, away, names, price_format))
+            for mraw in book.markets:
+                kind, base, period, last_update, lines = _market_lines(mraw, home, away, names, price_format)
+                at = last_update or book.last_update
+                quotes.extend(_Quote(book.key, title, at, kind, base, period, point, list(ordered))
+                              for point, ordered in lines)
     except RECORD_ERRORS:
         raise _Fallback from None
     return quotes, [b.last_update for b in whole.bookmakers]
+
+
+# Books post the same market text over and over: the standard -110/-110 at the same spread or
+# total, from book after book and response after response. What a market's text becomes (its
+# checked lines) depends only on that text, the two teams, the names the response calls them
+# and the price format asked for, so a repeat is read and checked once. Keyed by the exact
+# bytes (never by value: 1.5 and 1.50 are kept as written); bounded like the price caches.
+_LINES_MAX = 4_096
+_Lines = tuple[str, str, str, "datetime | None", list[tuple["Decimal | None", list[Outcome]]]]
+_LINES: dict[tuple[bytes, str, str, tuple[str, str], str], _Lines] = {}
+
+
+def _market_lines(mraw: msgspec.Raw, home: Team, away: Team, names: tuple[str, str], price_format: str) -> _Lines:
+    key = (bytes(mraw), home.team_id, away.team_id, names, price_format)
+    found = _LINES.get(key)
+    if found is None:
+        market = _market.decode(mraw)
+        kind, base, period = _market_kind(market.key)
+        found = (kind, base, period, market.last_update, _lines(market, base, kind, home, away, names, price_format))
+        if len(_LINES) >= _LINES_MAX:
+            _LINES.clear()
+        _LINES[key] = found
+    return found
 
 
 class _Quote(msgspec.Struct, frozen=True):
@@ -248,11 +274,20 @@ _MARKET_KEYS: dict[str, tuple[str, str, str]] = {}
 
 
 def _quotes(
-    market: OddsMarket, book: OddsBook | WholeBook, title: str, home: Team, away: Team, names: tuple[str, str],
+    market: OddsMarket, book: OddsBook, title: str, home: Team, away: Team, names: tuple[str, str],
     price_format: str,
 ) -> list[_Quote]:
     """One quote per line of the market (alternate markets hold several lines)."""
     kind, base, period = _market_kind(market.key)
+    lines = _lines(market, base, kind, home, away, names, price_format)
+    at = market.last_update or book.last_update  # the book's was checked with the book
+    return [_Quote(book.key, title, at, kind, base, period, point, ordered) for point, ordered in lines]
+
+
+def _lines(
+    market: OddsMarket, base: str, kind: str, home: Team, away: Team, names: tuple[str, str], price_format: str,
+) -> list[tuple[Decimal | None, list[Outcome]]]:
+    """The market's lines, checked: (point, outcomes in the fixed order) each."""
     if not market.outcomes:
         raise _BadMarket(f"{market.key}: no outcomes")
     if len(market.outcomes) > 1_000:
@@ -261,8 +296,7 @@ def _quotes(
         if o.point is not None and not bounds.point_ok(o.point, base):
             raise _BadMarket(bounds.point_problem(o.point, base) or "bad point")
     fmt = price_format if price_format != "auto" else prices.infer_format([o.price for o in market.outcomes])
-    at = market.last_update or book.last_update  # the book's was checked with the book
-    if market.last_update is not None and (problem := bounds.year_problem(at, "last_update")):
+    if market.last_update is not None and (problem := bounds.year_problem(market.last_update, "last_update")):
         raise _BadMarket(problem)
     if base[0] == "h" or len(market.outcomes) <= 2:
         groups = [market.outcomes]
@@ -276,7 +310,7 @@ def _quotes(
     for outcomes in groups:
         point, ordered = _outcomes(base, outcomes, home, away, names, fmt)
         prices.check_market([o.price for o in ordered], fmt, exchange=kind == "exchange")
-        out.append(_Quote(book.key, title, at, kind, base, period, point, ordered))
+        out.append((point, ordered))
     return out
 
 

@@ -5,7 +5,8 @@ already produced, append the rest (one lookup of what the log holds, gathered se
 insert of what the broker acknowledged) together with the batch's dead letters. A batch is
 acknowledged and recorded (on a connection of its own) while the next one is resolved and
 built; it is finished before the next is sent, so batches go out in order and per-entity
-order holds.
+order holds. A large file is parsed and built in a worker process meanwhile (ingest/worker.py):
+the same batches, in the same order, resolved here.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import asyncio
 import gc
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
-from ingest.batches import RunState, batched, build
+from ingest import worker
+from ingest.batches import Prepared, RunState, batched, prepare
 from ingest.event_log import EventLog
 from ingest.records import Parsed, Rejected
 from ingest.summary import Summary
@@ -69,31 +71,52 @@ async def _ingest(parsed: Parsed, log: EventLog, progress: Progress | None) -> S
     started = time.perf_counter()
     ingest_ts = datetime.now(timezone.utc)
     summary = Summary()
-    state = RunState()
     # the previous batch: acknowledged and recorded while this one is resolved and built
     in_flight: asyncio.Task | None = None
+    # closed on the way out, whatever happens: a worker process is stopped with its batches
+    batches = _prepared(parsed, log)
     try:
-        for batch in batched(parsed.items):
-            resolution = await log.resolver.resolve(batch.records)
-            built = build(batch, resolution, state)
-            events, rejected = built.events, built.rejected
-            dead = [dead_letter(parsed, r, ingest_ts) for r in rejected]
+        async for prepared in batches:
+            dead = [dead_letter(parsed, r, ingest_ts) for r in prepared.rejected]
             if in_flight is not None:
                 _count(await in_flight, summary, progress)
                 in_flight = None
-            appending = await log.start(events, dead, built.values)
+            appending = await log.start_encoded(prepared.event_ids, prepared.records, dead)
             in_flight = asyncio.create_task(appending.finish())
-            summary.records = len(state.records)
+            summary.records = prepared.records_read
             summary.dead_lettered += len(dead)
-            summary.events += len(events)
-            summary.by_type.update(type(e).__name__ for e in events)
-            summary.reasons.update(reason_kind(r.reason) for r in rejected)
+            summary.events += len(prepared.event_ids)
+            summary.by_type.update(prepared.types)
+            summary.reasons.update(reason_kind(r.reason) for r in prepared.rejected)
         if in_flight is not None:
             _count(await in_flight, summary, progress)
             in_flight = None
     finally:
         if in_flight is not None:  # the run failed: do not leave the last batch's task behind
             in_flight.cancel()
+        await batches.aclose()
     summary.seconds = time.perf_counter() - started
     summary.events_per_second = round(summary.events / summary.seconds, 1) if summary.seconds else 0.0
     return summary
+
+
+async def _prepared(parsed: Parsed, log: EventLog) -> AsyncGenerator[Prepared, None]:
+    """The run's batches, built, in file order: in a worker process for a large file
+    (ingest/worker.py), else here."""
+    if not worker.wanted(parsed.total):
+        state = RunState()
+        for batch in batched(parsed.items):
+            yield prepare(batch, await log.resolver.resolve(batch.records), state)
+        return
+    child = worker.ParseWorker(parsed.items)
+    try:
+        while True:
+            message = await child.next()
+            if message[0] == "claims":  # resolved in file order, before the batch is built
+                child.resolved(await log.resolver.resolve([worker.claims_record(*message[1:])]))
+            elif message[0] == "built":
+                yield message[1]
+            else:  # "end"
+                return
+    finally:
+        child.close()
