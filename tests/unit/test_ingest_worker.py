@@ -1,0 +1,173 @@
+"""A run's worker process (ingest/worker.py) hands back exactly the batches the inline path
+builds, and the Odds API market cache (`_market_lines`) changes no event and no dead letter.
+
+The files: the bench's season generator, small, with hostile markets mixed in (placeholder
+prices, equal prices written differently, unknown outcomes, bad points and times, unsupported
+and lay markets, duplicated names, alternate lines), so that cached and uncached texts, good
+and rejected, alternate within one game."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from ingest import odds_api, worker
+from ingest.batches import RunState, batched, collect, prepare
+from ingest.resolution import MemoryResolver
+from schemas.events import encode
+from tests.perf.bench_ingest import odds_response
+
+TS = datetime(2031, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
+
+
+def hostile_odds(path: Path, games: int = 40, books: int = 8, seed: int = 3) -> Path:
+    rng = random.Random(seed)
+    events = msgspec.json.decode(odds_response(games=games, books=books, seed=seed))
+    for ev in events:
+        for b in ev["bookmakers"]:
+            for m in b["markets"]:
+                r, (first, second) = rng.random(), m["outcomes"][:2]
+                if r < 0.05:
+                    first["price"] = second["price"] = -5000
+                elif r < 0.12:
+                    first["price"] = float(first["price"])  # -110.0: equal to -110, kept as written
+                elif r < 0.15:
+                    m["outcomes"].reverse()
+                elif r < 0.18:
+                    first["name"] = "Nobody FC"
+                elif r < 0.21:
+                    m["outcomes"].pop()
+                elif r < 0.24 and m["key"] == "totals":
+                    first["point"] = second["point"] = -3
+                elif r < 0.27:
+                    m["last_update"] = "1700-01-01T00:00:00Z"
+                elif r < 0.29:
+                    m["key"] = "foo"
+                elif r < 0.32 and m["key"] == "h2h":
+                    m["key"] = "h2h_lay"
+                elif r < 0.35:
+                    second["name"] = first["name"]
+                elif r < 0.38:
+                    m["last_update"] = "2030-09-02T12:00:00Z"
+                elif r < 0.41 and m["key"] == "spreads":
+                    m["key"] = "alternate_spreads"
+                    m["outcomes"] += [dict(o, point=o["point"] * 2) for o in m["outcomes"]]
+                elif r < 0.43:
+                    first["price"] = "x"
+        if rng.random() < 0.1:
+            ev["bookmakers"][0]["title"] = "Bad\u202eTitle"
+    path.write_bytes(msgspec.json.encode(events))
+    return path
+
+
+def _outcome(path: Path) -> tuple[list[bytes], list[tuple]]:
+    c = collect(odds_api.parse(path, TS).items, MemoryResolver())
+    return [encode(e) for e in c.events], [(r.index, r.location, r.raw, r.reason) for r in c.rejected]
+
+
+class _Never(dict):
+    """A cache that never holds anything: every market text read and checked afresh."""
+
+    def get(self, key, default=None):
+        return default
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def test_the_market_cache_changes_no_event_and_no_dead_letter(tmp_path, monkeypatch):
+    path = hostile_odds(tmp_path / "odds.json")
+    odds_api._LINES.clear()
+    cached = _outcome(path)
+    again = _outcome(path)  # every text already cached
+    monkeypatch.setattr(odds_api, "_LINES", _Never())
+    plain = _outcome(path)
+    assert len(plain[0]) > 500 and len(plain[1]) > 100  # both kinds, plenty
+    assert cached == again == plain
+    # equal prices written differently stay as written
+    assert any(b'"price":"-110.0"' in v for v in plain[0]) and any(b'"price":"-110"' in v for v in plain[0])
+
+
+def test_the_market_cache_stays_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(odds_api, "_LINES_MAX", 50)
+    odds_api._LINES.clear()
+    _outcome(hostile_odds(tmp_path / "odds.json", games=20))
+    assert 0 < len(odds_api._LINES) <= 50
+
+
+def _inline(path: Path) -> list:
+    resolver, state = MemoryResolver(), RunState()
+    return [prepare(b, resolver.resolve_now(b.records), state) for b in batched(odds_api.parse(path, TS).items)]
+
+
+async def _through_worker(items) -> list:
+    resolver, out = MemoryResolver(), []
+    child = worker.ParseWorker(items)
+    try:
+        while (message := await child.next())[0] != "end":
+            if message[0] == "claims":
+                child.resolved(await resolver.resolve([worker.claims_record(*message[1:])]))
+            else:
+                out.append(message[1])
+    finally:
+        child.close()
+    return out
+
+
+def _shape(prepared: list) -> list:
+    return [(p.event_ids, p.records, dict(p.types), [(r.index, r.location, r.raw, r.reason) for r in p.rejected],
+             p.records_read) for p in prepared]
+
+
+def test_the_worker_hands_back_the_batches_the_inline_path_builds(tmp_path):
+    path = hostile_odds(tmp_path / "odds.json", games=700, books=2)  # three batches and a part
+    inline = _inline(path)
+    assert len(inline) == 3 and sum(len(p.rejected) for p in inline) > 50
+    assert _shape(asyncio.run(_through_worker(odds_api.parse(path, TS).items))) == _shape(inline)
+
+
+def _failing_items(path: Path):
+    for n, item in enumerate(odds_api.parse(path, TS).items):
+        if n == 300:
+            raise OSError(5, "the file went away")
+        yield item
+
+
+def test_a_failure_in_the_worker_is_raised_by_the_run_and_the_worker_is_reaped(tmp_path):
+    path = hostile_odds(tmp_path / "odds.json", games=400, books=1)
+    children: list[worker.ParseWorker] = []
+    pids: list[int] = []
+    real = worker.ParseWorker
+
+    def keep(items):
+        children.append(real(items))
+        pids.append(children[-1].pid)
+        return children[-1]
+
+    async def run():
+        worker.ParseWorker = keep  # type: ignore[misc]
+        try:
+            return await _through_worker(_failing_items(path))
+        finally:
+            worker.ParseWorker = real  # type: ignore[misc]
+
+    with pytest.raises(OSError, match="the file went away"):
+        asyncio.run(run())
+    assert children[0].pid is None and pids[0] > 0  # reaped by close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[0], os.WNOHANG)  # not a child of this process any more
+
+
+def test_which_runs_use_a_worker(monkeypatch):
+    monkeypatch.delenv("SVC_INGEST_WORKER", raising=False)
+    assert not worker.wanted(worker.WORKER_MIN_RECORDS - 1) and worker.wanted(worker.WORKER_MIN_RECORDS)
+    monkeypatch.setenv("SVC_INGEST_WORKER", "0")
+    assert not worker.wanted(10**6)
+    monkeypatch.setenv("SVC_INGEST_WORKER", "1")
+    assert worker.wanted(1)
