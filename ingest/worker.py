@@ -33,7 +33,9 @@ from collections.abc import Iterable
 from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
-from ingest.batches import Batch, RunState, batched, prepare
+import msgspec
+
+from ingest.batches import Batch, Prepared, RunState, batched, prepare
 from ingest.records import GameClaim, Identity, Item, Record, Rejected, Resolution, WeekGame
 from ingest.resolution import claims_of
 
@@ -58,19 +60,31 @@ def claims_record(claims: list[GameClaim], weeks: list[WeekGame], identities: li
     return Record(0, "", "", _no_events, claims=tuple(claims), week_games=tuple(weeks), identities=tuple(identities))
 
 
+# A built batch's events travel as MessagePack (half of pickle's cost both ways for lists of
+# strings and bytes); the rest of the message, which may hold a rejected record's text with
+# bytes that were not UTF-8 (lone surrogates, which MessagePack cannot carry), as pickle.
+_events_out = msgspec.msgpack.Encoder()
+_events_in = msgspec.msgpack.Decoder(tuple[list[str], list[tuple[str, bytes, bytes]]])
+
+
+def _built(batch: Batch, resolution: Resolution, state: RunState) -> bytes:
+    p = prepare(batch, resolution, state)
+    events = _events_out.encode((p.event_ids, p.records))
+    return pickle.dumps(("built", events, p.types, p.rejected, p.records_read), pickle.HIGHEST_PROTOCOL)
+
+
 def _child(items: Iterable[Item], out: Connection, into: Connection) -> None:
     """The child's whole life: parse, ask for each batch's resolution, build, hand back."""
     state = RunState()
-    dumps = pickle.dumps
     waiting: Batch | None = None  # parsed, its claims sent, its resolution not yet read
     for batch in batched(items):
-        out.send_bytes(dumps(("claims", *claims_of(batch.records)), pickle.HIGHEST_PROTOCOL))
+        out.send_bytes(pickle.dumps(("claims", *claims_of(batch.records)), pickle.HIGHEST_PROTOCOL))
         if waiting is not None:
-            out.send_bytes(dumps(("built", prepare(waiting, pickle.loads(into.recv_bytes()), state)), pickle.HIGHEST_PROTOCOL))
+            out.send_bytes(_built(waiting, pickle.loads(into.recv_bytes()), state))
         waiting = batch
     if waiting is not None:
-        out.send_bytes(dumps(("built", prepare(waiting, pickle.loads(into.recv_bytes()), state)), pickle.HIGHEST_PROTOCOL))
-    out.send_bytes(dumps(("end",), pickle.HIGHEST_PROTOCOL))
+        out.send_bytes(_built(waiting, pickle.loads(into.recv_bytes()), state))
+    out.send_bytes(pickle.dumps(("end",), pickle.HIGHEST_PROTOCOL))
 
 
 def _portable(exc: BaseException) -> bytes:
@@ -152,6 +166,9 @@ class ParseWorker:
         message = pickle.loads(data)
         if message[0] == "error":
             raise message[1]
+        if message[0] == "built":
+            _, events, types, rejected, records_read = message
+            return ("built", Prepared(*_events_in.decode(events), types, rejected, records_read))
         return message
 
     def resolved(self, resolution: Resolution) -> None:

@@ -320,6 +320,9 @@ def decode(raw: bytes) -> AnyEvent:
 
 def event_key(event: AnyEvent) -> str:
     """The entity whose order the log must keep for this event (the Kafka record key)."""
+    field = _KEY_FIELD.get(type(event))
+    if field is not None:  # (one lookup by type: ingest keys every event it sends)
+        return getattr(event, field)
     if isinstance(event, _GAME_EVENTS):
         return event.game_id
     if isinstance(event, _PLAYER_EVENTS):
@@ -331,6 +334,9 @@ def event_key(event: AnyEvent) -> str:
 
 def event_topic(event: AnyEvent) -> str:
     """The feed topic (without dataset prefix) this event belongs on."""
+    topic = _TOPIC.get(type(event))
+    if topic is not None:
+        return topic
     if isinstance(event, _GAME_EVENTS):
         return FEED_GAMES
     if isinstance(event, _PLAYER_EVENTS):
@@ -338,6 +344,17 @@ def event_topic(event: AnyEvent) -> str:
     if isinstance(event, _REFERENCE_EVENTS):
         return FEED_REFERENCE
     return FEED_TEAMS
+
+
+# the two answers above per event type, as the isinstance rules give them
+_KEY_FIELD: dict[type, str] = {
+    **{t: "game_id" for t in _GAME_EVENTS}, **{t: "player_id" for t in _PLAYER_EVENTS},
+    **{t: "entry_id" for t in _REFERENCE_EVENTS}, TeamRegistered: "team_id",
+}
+_TOPIC: dict[type, str] = {
+    **{t: FEED_GAMES for t in _GAME_EVENTS}, **{t: FEED_PLAYERS for t in _PLAYER_EVENTS},
+    **{t: FEED_REFERENCE for t in _REFERENCE_EVENTS}, TeamRegistered: FEED_TEAMS,
+}
 
 
 def _bare(event: AnyEvent) -> bytes:
