@@ -14,6 +14,7 @@ Pure: imports no I/O.
 
 from __future__ import annotations
 
+import operator
 import re
 import typing
 import unicodedata
@@ -217,6 +218,13 @@ class _Plan(msgspec.Struct):
     decimals: list[tuple[int, str]]
     lists: list[tuple[int, str]]
     dicts: list[tuple[int, str]]
+    texts: Any = None  # the string fields' values from the astuple() tuple, in one C call
+
+
+def _texts_getter(positions: list[int]) -> Any:
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    return (lambda values: (values[positions[0]],)) if positions else (lambda values: ())
 
 
 _PLANS: dict[type, _Plan] = {}
@@ -245,6 +253,7 @@ def _plan(cls: type) -> _Plan:
             plan.ints.append((i, name, low, high))
         elif str in kinds:
             plan.strings.append((i, name, NAME_MAX if name in _NAMES else TEXT_MAX))
+    plan.texts = _texts_getter([i for i, _, _ in plan.strings])
     _PLANS[cls] = plan
     return plan
 
@@ -259,13 +268,17 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
     one check per value, not two. Everything else of it is checked here all the same."""
     plan = _PLANS.get(type(event)) or _plan(type(event))
     values = msgspec.structs.astuple(event)
-    strings = []
-    for i, field, limit in plan.strings:
-        value = values[i]
-        if value is not None:
-            if len(value) > limit:
-                return f"{field} is {len(value)} characters long (at most {limit})"
-            strings.append(value)
+    # every string field at once (None and empty ones left out: neither can break a bound);
+    # only when one is longer than a name (the shortest limit) is each weighed against its own
+    strings = list(filter(None, plan.texts(values)))
+    if strings and max(map(len, strings)) > NAME_MAX:
+        strings = []
+        for i, field, limit in plan.strings:
+            value = values[i]
+            if value is not None:
+                if len(value) > limit:
+                    return f"{field} is {len(value)} characters long (at most {limit})"
+                strings.append(value)
     for i, field, low, high in plan.ints:
         value = values[i]
         if value is not None and not low <= value <= high:
