@@ -79,8 +79,10 @@ async def read_epoch(settings: Settings, dataset: Dataset, timeout: float = 10.0
     """The epoch of the dataset's log, or None when none was written yet."""
     tp = TopicPartition(topic_name(dataset, CONTROL, settings.topic_namespace), 0)
     consumer = make_consumer(settings)
-    await consumer.start()
     try:
+        # started inside the try: a caller's timeout can cancel the start at a broker that does
+        # not answer, and the client must be closed then too
+        await consumer.start()
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
         if end == 0:

@@ -43,8 +43,8 @@ async def high_watermarks(consumer: AIOKafkaConsumer, tps: list[TopicPartition],
 
 async def log_end_offsets(settings: Settings, topics: list[str]) -> dict[TP, int]:
     consumer = make_consumer(settings, fetch_max_wait_ms=50)
-    await consumer.start()
     try:
+        await consumer.start()  # in the try: a timeout may cancel it, and the client is closed then too
         return await high_watermarks(consumer, await partitions_of(consumer, topics))
     finally:
         await consumer.stop()
@@ -57,8 +57,8 @@ async def record_times(settings: Settings, positions: dict[TP, int], timeout: fl
     if not positions:
         return {}
     consumer = make_consumer(settings, fetch_max_wait_ms=50)
-    await consumer.start()
     try:
+        await consumer.start()  # in the try: a timeout may cancel it, and the client is closed then too
         tps = {TopicPartition(topic, partition): offset for (topic, partition), offset in positions.items()}
         consumer.assign(list(tps))
         for tp, offset in tps.items():

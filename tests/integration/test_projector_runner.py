@@ -121,6 +121,8 @@ async def test_a_log_that_cannot_be_read_is_no_changed_log_the_projector_gives_u
             text = log.read_text()
             assert code != EXIT_LOG_CHANGED and "exiting to rebuild" not in text, text[-3000:]
             assert code == 1 and "the log could not be read" in text, text[-3000:]
+            # each check given up on closed its client (they were left open, one per check)
+            assert "Unclosed AIOKafkaConsumer" not in text, text[-3000:]
         finally:
             if proc.poll() is None:
                 proc.kill()
