@@ -29,12 +29,15 @@ from projections.reducers.markets import reduce_market
 from projections.reducers.common import Owned, origin_of
 from projections.rows import RowSet, batch_rows
 from projections.state import GameState, KeyState, Origin
-from schemas.events import GameScheduled, PlayerRegistered, PriceQuoted, TeamRegistered, event_key
+from projections.quote_event import QuoteEvent
+from projections.quote_event import decoder as _quote_decoder
+from schemas.events import GameScheduled, PlayerRegistered, TeamRegistered, event_key
 from schemas.events import decoder as _event_decoder
 from schemas.wire import Envelope, encode_envelope
 
 TP = tuple[str, int]
-decode_event = _event_decoder.decode  # schemas.events.decode without its Python frame
+decode_event = _quote_decoder.decode  # quotes with their decimals as text (projections.quote_event)
+decode_canonical = _event_decoder.decode  # schemas.events.decode without its Python frame
 
 
 class Record(Protocol):
@@ -66,6 +69,15 @@ def _ref_origins(event, refs: dict[tuple[str, str], Origin]) -> None:
         current = refs.get(ref)
         if current is None or origin.stamp > current.stamp:
             refs[ref] = origin
+
+
+def _rejected(value: bytes) -> str | None:
+    """Why the canonical decoder rejects a record (None: it does not)."""
+    try:
+        decode_canonical(value)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return str(exc)[:200]
+    return None
 
 
 class Fold:
@@ -114,24 +126,38 @@ class BatchCore:
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 bad.append((tp, r.offset, str(exc)[:200]))
                 continue
-            quote = type(event) is PriceQuoted  # most of any log: straight to its reducer
+            quote = type(event) is QuoteEvent  # most of any log: straight to its reducer
             key = event.game_id if quote else event_key(event)
             state = states.get(key)
-            if key not in start:
+            first = key not in start
+            if first:
                 start[key] = state
             new: KeyState
             if quote:
-                new, out = reduce_market(cast(GameState | None, state), event, window_us, own)
+                try:
+                    new, out = reduce_market(cast(GameState | None, state), event, window_us, own)
+                except ArithmeticError as exc:
+                    # a decimal text that is not a decimal (`quote_event`): the reducer turns the
+                    # quote's decimals into Decimals before it changes anything, and the canonical
+                    # decoder rejects such a record; if it does not, the error is the reducer's own
+                    reason = _rejected(r.value)
+                    if reason is None:
+                        raise exc
+                    if first:
+                        del start[key]
+                    bad.append((tp, r.offset, reason))
+                    continue
             else:
                 new, out = reduce(state, event, window_us, own)
+                # (not for quotes: an isinstance test of a msgspec struct type is not free)
+                if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
+                    _ref_origins(event, refs)
             if new is not state:
                 states[key] = new
             if out:
                 made += len(out)
                 if publish:
                     deltas.extend(out)
-            if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
-                _ref_origins(event, refs)
             applied += 1
         f.applied += applied
         f.made += made

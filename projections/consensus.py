@@ -19,7 +19,6 @@ from functools import lru_cache
 from typing import Iterable, Mapping, Sequence, cast
 
 from domain.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
-from domain.devig import hold as hold_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import Suspension
 from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES
@@ -155,11 +154,10 @@ def consensus(candidates: Sequence[BookQuote]) -> Consensus | None:
             prices.append((ds[mid - 1] + ds[mid]) / 2.0)
     total = sum(medians)
     probabilities = [m / total for m in medians]
-    hold = hold_of(prices)
     fair = 1.0 / len(prices)
     # the outcomes themselves are built when a row or a delta shows them (`Consensus.outcomes`)
     newest = max([q.ts for q in eligible])
-    return Consensus(n_books, hold, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]),
+    return Consensus(n_books, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]),
                      newest, basis)
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from domain.devig import hold as hold_of
+
 
 class BookQuote:
     """One book's newest prices for one line. Immutable by convention. Stored (the projector's
@@ -59,10 +61,10 @@ class Consensus:
 
     FIELDS: ClassVar[tuple[str, ...]] = ("books", "hold", "outcomes", "evenness", "newest", "basis")
 
-    def __init__(self, books: int, hold: float, names: tuple[Any, ...], prices: list[float],
+    def __init__(self, books: int, names: tuple[Any, ...], prices: list[float],
                  probabilities: list[float], evenness: float, newest: int = 0, basis: str = "consensus") -> None:
         self.books = books
-        self.hold = hold
+        self._hold: float | None = None  # of `prices`, computed when first read (see `hold`)
         self.names = names  # QuotedOutcome per outcome: selection, name, participant_id, point
         self.prices = prices  # median decimal price per outcome
         self.probabilities = probabilities  # median no-vig probability per outcome, renormalised
@@ -71,6 +73,15 @@ class Consensus:
         # "consensus" (at least MIN_BOOKS bookmakers), "published_line" (from a source's published
         # line: fewer bookmakers), "too_few_books" (one bookmaker: its numbers are never shown)
         self.basis = basis
+
+    @property
+    def hold(self) -> float:
+        """1 - 1/sum(1/price) of the median prices (`domain.devig.hold`). Computed when a row or
+        a delta shows it, not per quote: most consensus values are replaced by the next quote
+        before anyone reads them, and comparing two consensus values compares their prices."""
+        if self._hold is None:
+            self._hold = hold_of(self.prices)
+        return self._hold
 
     @property
     def outcomes(self) -> tuple[Any, ...]:
@@ -93,8 +104,8 @@ class Consensus:
     def same_view(self, other: Consensus) -> bool:
         """Whether a delta would show both alike (books, hold, and every outcome)."""
         return (
-            self.books == other.books and self.basis == other.basis and self.hold == other.hold
-            and self.prices == other.prices
+            # the hold is a function of the prices: equal prices, equal hold
+            self.books == other.books and self.basis == other.basis and self.prices == other.prices
             and self.probabilities == other.probabilities and _same_names(self.names, other.names)
         )
 

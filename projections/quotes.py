@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import lru_cache
-from typing import cast
+from typing import Any, cast
 
 from domain.exact import InvalidInput
 from domain.prices import PriceFormat, to_decimal
@@ -30,6 +30,25 @@ def _point_key(point: Decimal) -> str:
     if point == 0:
         return "0"
     return format(point.normalize(), "f")
+
+
+# decimal text of quotes -> one shared Decimal per distinct text (`projections.quote_event`)
+_DECIMAL_OF: dict[str, Decimal] = {}
+DECIMALS_KEPT = 1 << 16  # distinct texts kept; a log with more starts over (prices repeat)
+
+
+def decimal_of(value: Any) -> Any:
+    """The Decimal of a quote's decimal text (None stays None; a Decimal is itself). Raises
+    `decimal.InvalidOperation` (an ArithmeticError) for text that is not a decimal."""
+    if not isinstance(value, str):
+        return value
+    d = _DECIMAL_OF.get(value)
+    if d is None:
+        d = Decimal(value)
+        if len(_DECIMAL_OF) >= DECIMALS_KEPT:
+            _DECIMAL_OF.clear()
+        _DECIMAL_OF[value] = d
+    return d
 
 
 def point_of(key: str) -> Decimal | None:

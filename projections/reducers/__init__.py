@@ -14,6 +14,7 @@ from projections.reducers.common import Owned
 from projections.reducers.markets import reduce_market
 from projections.reducers.players import reduce_player
 from projections.reducers.teams import reduce_team
+from projections.quote_event import QuoteEvent
 from projections.state import KeyState
 from schemas.events import (
     GameRescheduled, GameScheduled, GameStateChanged, InjuryReported, MarketReopened, MarketSuspended,
@@ -49,7 +50,7 @@ def _recipe(state, event, window_us, own):
 
 _REDUCERS = {
     GameScheduled: _game, GameRescheduled: _game, GameStateChanged: _game,
-    PriceQuoted: reduce_market, MarketSuspended: reduce_market, MarketReopened: reduce_market,
+    PriceQuoted: reduce_market, QuoteEvent: reduce_market, MarketSuspended: reduce_market, MarketReopened: reduce_market,
     PlayerRegistered: _player, PlayerUpdated: _player, InjuryReported: _player, NewsPublished: _player,
     StatLineRecorded: _player, TeamRegistered: _team,
     ReferencePublished: _library, ReferenceRevised: _library, ReferenceRetired: _library,

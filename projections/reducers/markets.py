@@ -8,7 +8,7 @@ or the status changed; a book re-quoting the same prices changes nothing visible
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -19,7 +19,8 @@ from projections.event_time import to_us
 from projections.deltas import (
     MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
 )
-from projections.quotes import decimal_odds, line_key, points_agree, selection_key
+from projections.quote_event import QuoteEvent
+from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key
 from projections.reducers.common import Owned, earliest, origin_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import GameState, MarketState, Origin, QuotedOutcome, Suspension
@@ -63,15 +64,24 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
                      result.probabilities, origin.source_ts)
 
 
-def book_quote(e: PriceQuoted, origin: Origin) -> BookQuote:
+Quote = Any  # a PriceQuoted, or the projector's decoding of one (`quote_event.QuoteEvent`: decimals as text)
+
+
+def is_quote(e: object) -> bool:
+    t = type(e)
+    return t is QuoteEvent or t is PriceQuoted
+
+
+def book_quote(e: Quote, origin: Origin) -> BookQuote:
     """The event's quote (`origin`: the event's, `origin_of(e)`)."""
-    outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, o.price, o.price_format, o.point)
+    outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, decimal_of(o.price), o.price_format,
+                              decimal_of(o.point))
                 for o in e.outcomes]
-    return make_quote(e.book, e.book_name, e.kind, origin, outcomes, e.market_type, e.point)
+    return make_quote(e.book, e.book_name, e.kind, origin, outcomes, e.market_type, decimal_of(e.point))
 
 
 def _new_market(game: GameState, e) -> MarketState:
-    if isinstance(e, PriceQuoted):
+    if is_quote(e):
         return MarketState(e.market_id, game.game_id, e.kind, e.market_type, e.period, e.participant_id, None)
     # a suspension before any quote: identity unknown until the first quote names it
     return MarketState(e.market_id, game.game_id, "", "", "", None, None)
@@ -117,9 +127,10 @@ def _own_copy(m: MarketState, own: Owned) -> MarketState:
     return own.add(msgspec.structs.replace(m, lines=dict(m.lines)))
 
 
-def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
+def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, window_us: int,
                 own: Owned, origin_e: Origin) -> tuple[MarketState, bool]:
-    """The market with the book's quote (`origin_e`: the event's); whether anything changed.
+    """The market with the book's quote (`origin_e`: the event's; `point`: its line's, as a
+    Decimal); whether anything changed.
     The market (copied first unless this fold owns it) and its quoted line (when this fold
     owns it; else a new line) change in place."""
     quote = book_quote(e, origin_e)
@@ -131,7 +142,7 @@ def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
         name = (e.market_name, quote.origin.stamp)
     line = m.lines.get(key)
     old = line.books.get(e.book) if line is not None else None
-    if old is not None and old.origin.stamp >= quote.origin.stamp:
+    if old is not None and not _older(old.origin, quote.origin):
         # older (or the same) quote: the newest one stands
         if origin is m.origin and name is m.name:
             return m, False
@@ -148,7 +159,7 @@ def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
         line.consensus = line_consensus(line.books, m.suspend_all, m.suspend_book, window_us)
     else:
         books = _books_with(line, e.book, quote)
-        new_line = own.add(LineState(e.point, books, line_consensus(books, m.suspend_all, m.suspend_book, window_us)))
+        new_line = own.add(LineState(point, books, line_consensus(books, m.suspend_all, m.suspend_book, window_us)))
         lines = m.lines
         lines[key] = new_line
         if line is None:
@@ -157,6 +168,12 @@ def _with_quote(m: MarketState, e: PriceQuoted, key: str, window_us: int,
     force_setattr(m, "origin", origin)
     force_setattr(m, "as_of", max(m.as_of, quote.origin.source_ts))
     return m, True
+
+
+def _older(a: Origin, b: Origin) -> bool:
+    """a.stamp < b.stamp, without building the tuples (`stamp` is a Python property: a
+    compiled caller would run it interpreted, for every quote)."""
+    return a.source_ts < b.source_ts or (a.source_ts == b.source_ts and a.event_id < b.event_id)
 
 
 def _books_with(line: LineState | None, book: str, quote: BookQuote) -> dict[str, BookQuote]:
@@ -222,15 +239,16 @@ def reduce_market(state: GameState | None, event, window_us: int,
     named = old is not None and old.origin is not None
     before: dict[str, Consensus | None] = {}
     source_ts: int | None = None  # the event's, once known
-    if isinstance(event, PriceQuoted):
+    if is_quote(event):
         origin = origin_of(event)
         source_ts = origin.source_ts
-        quoted = line_key(event.point)
+        point = decimal_of(event.point)
+        quoted = line_key(point)
         if old is not None:
             before[quoted] = _shown(named, old.lines.get(quoted))
             if before_main is not None:
                 before[before_main] = _shown(named, old.lines.get(before_main))
-        new, moved = _with_quote(market, event, quoted, window_us, own, origin)
+        new, moved = _with_quote(market, event, quoted, point, window_us, own, origin)
         # only the quoted line, and the main line if it moved, can look different now
         keys = {quoted}
     else:
