@@ -141,6 +141,9 @@ def head_only(send, receive):
     return send_head, receive_head
 
 
+SERVER_SEND = "svc.server_send"  # scope key: the ASGI server's `send` of a WebSocket connection
+
+
 class FrontDoor:
     def __init__(self, app: Any, docs_url: str) -> None:
         self.app = app
@@ -158,6 +161,11 @@ class FrontDoor:
             await send({"type": "websocket.close", "code": 4003, "reason": "credential_in_url"})
             return
         if kind != "http":
+            if kind == "websocket":
+                # the server's own send, for the Wire's frames (api/routes/socket.py `Connection._write`):
+                # the app's wrappers around it cost a few percent of a busy fan-out and do nothing
+                # for a `websocket.send`
+                scope[SERVER_SEND] = send
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()

@@ -29,6 +29,7 @@ from access.address import header_value
 from api.access.middleware import service_for
 from access.plans import PLANS
 from api.conventions import RG_LINE
+from api.front import SERVER_SEND
 from api.problems import ProblemError
 from infra.db import DATABASE_DOWN
 from api.wire_serving import (
@@ -100,6 +101,7 @@ class Connection:
         # the session's end on this process's monotonic clock
         self.ends = time.monotonic() + (session.expires_at - utc_now()).total_seconds()
         self.topic_limit = PLANS[self.grant.plan].wire_topics
+        self._send = socket.scope.get(SERVER_SEND) or socket.send  # frames go straight to the server
 
     async def send(self, payload: bytes) -> None:
         await self._write({"type": "websocket.send", "bytes": None, "text": payload.decode()})
@@ -116,7 +118,11 @@ class Connection:
         inbox = self.inbox
         inbox.writing()
         try:
-            await self.socket.send(event)
+            await self._send(event)
+        except WebSocketDisconnect:
+            raise
+        except Exception as exc:  # the server could not write it: the client is gone
+            raise WebSocketDisconnect(detail=f"write failed: {exc!r}") from exc
         finally:
             inbox.written()
 

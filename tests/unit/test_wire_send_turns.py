@@ -39,6 +39,7 @@ def _connection() -> Connection:
     conn = Connection.__new__(Connection)  # only what the send loop uses
     conn.inbox = Inbox()
     conn.socket = _Socket(conn.inbox)
+    conn._send = conn.socket.send
     conn.settings = SimpleNamespace(wire_ping_seconds=0.05)
     conn.counted = (SimpleNamespace(seen_soon=lambda _id: None), "conn_x")
     conn.pool = None
