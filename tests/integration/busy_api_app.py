@@ -25,9 +25,22 @@ class _Busy:
         self.task: asyncio.Task | None = None
 
     async def __call__(self, scope, receive, send) -> None:
-        if self.task is None and scope["type"] != "lifespan":
+        if scope["type"] == "lifespan":
+            await self.inner(scope, self._until_stopping(receive), send)
+            return
+        if self.task is None:
             self.task = asyncio.get_running_loop().create_task(_hold_the_loop())
         await self.inner(scope, receive, send)
+
+    def _until_stopping(self, receive):
+        """The lifespan's receive; at shutdown the loop is let go first (a held loop stops too
+        slowly for the test's stop, and a killed server leaves its worker behind)."""
+        async def receive_lifespan():
+            message = await receive()
+            if message["type"] == "lifespan.shutdown" and self.task is not None:
+                self.task.cancel()
+            return message
+        return receive_lifespan
 
 
 app = _Busy(served)
