@@ -108,7 +108,7 @@ async def _prepared(parsed: Parsed, log: EventLog) -> AsyncGenerator[Prepared, N
         for batch in batched(parsed.items):
             yield prepare(batch, await log.resolver.resolve(batch.records), state)
         return
-    child = worker.ParseWorker(parsed.items)
+    child = await worker.ParseWorker.start(parsed.items)
     try:
         while True:
             message = await child.next()

@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import fcntl
 import pickle
-import queue
 import signal
-import threading
 import traceback
 from collections.abc import Iterable
-from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
 import msgspec
@@ -39,8 +37,7 @@ from ingest.batches import Batch, Prepared, RunState, batched, prepare
 from ingest.records import GameClaim, Identity, Item, Record, Rejected, Resolution, WeekGame
 from ingest.resolution import claims_of
 
-# below this many source records a run stays inline: a fork and two threads cost more than
-# they save on a small file (SVC_INGEST_WORKER=0 keeps every run inline, =1 forks for any size)
+# below this many source records a run stays inline: a fork costs more than it saves on a small file (SVC_INGEST_WORKER=0 keeps every run inline, =1 forks for any size)
 WORKER_MIN_RECORDS = 512
 
 
@@ -73,18 +70,40 @@ def _built(batch: Batch, resolution: Resolution, state: RunState) -> bytes:
     return pickle.dumps(("built", events, p.types, p.rejected, p.records_read), pickle.HIGHEST_PROTOCOL)
 
 
-def _child(items: Iterable[Item], out: Connection, into: Connection) -> None:
+def _send(fd: int, payload: bytes) -> None:
+    """One message on a pipe, whole: its length, then its bytes (blocking: the child's side)."""
+    view = memoryview(len(payload).to_bytes(8, "big") + payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _receive(fd: int) -> bytes:
+    """One whole message from a pipe (blocking: the child's side); EOFError when it is closed."""
+    def exactly(n: int) -> bytes:
+        parts, left = [], n
+        while left:
+            part = os.read(fd, min(left, 1 << 20))
+            if not part:
+                raise EOFError("the run closed its end of the pipe")
+            parts.append(part)
+            left -= len(part)
+        return b"".join(parts)
+
+    return exactly(int.from_bytes(exactly(8), "big"))
+
+
+def _child(items: Iterable[Item], out: int, into: int) -> None:
     """The child's whole life: parse, ask for each batch's resolution, build, hand back."""
     state = RunState()
     waiting: Batch | None = None  # parsed, its claims sent, its resolution not yet read
     for batch in batched(items):
-        out.send_bytes(pickle.dumps(("claims", *claims_of(batch.records)), pickle.HIGHEST_PROTOCOL))
+        _send(out, pickle.dumps(("claims", *claims_of(batch.records)), pickle.HIGHEST_PROTOCOL))
         if waiting is not None:
-            out.send_bytes(_built(waiting, pickle.loads(into.recv_bytes()), state))
+            _send(out, _built(waiting, pickle.loads(_receive(into)), state))
         waiting = batch
     if waiting is not None:
-        out.send_bytes(_built(waiting, pickle.loads(into.recv_bytes()), state))
-    out.send_bytes(pickle.dumps(("end",), pickle.HIGHEST_PROTOCOL))
+        _send(out, _built(waiting, pickle.loads(_receive(into)), state))
+    _send(out, pickle.dumps(("end",), pickle.HIGHEST_PROTOCOL))
 
 
 def _portable(exc: BaseException) -> bytes:
@@ -103,61 +122,86 @@ class WorkerDied(RuntimeError):
     pass
 
 
-class ParseWorker:
-    """The forked child and the run's side of its pipes: `messages()` in order, `resolved()`."""
+# A built batch is ~11 MB (15,000 events of ~700 B). Through a pipe of the default 64 KiB it
+# takes ~170 hand-overs between the two processes, each a wait for the scheduler on a loaded
+# box; through one of 1 MiB (Linux's limit for anyone, /proc/sys/fs/pipe-max-size) ~11.
+_PIPE_SIZE = 1 << 20
 
-    def __init__(self, items: Iterable[Item]) -> None:
-        to_child_r, to_child_w = Pipe(duplex=False)
-        from_child_r, from_child_w = Pipe(duplex=False)
+
+def _pipe() -> tuple[int, int]:
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
+    except (OSError, AttributeError):  # not Linux, or a lower limit: the default size works
+        pass
+    return r, w
+
+
+class _Messages(asyncio.Protocol):
+    """The run's side of the child's pipe, read by the event loop itself: whole messages into
+    a queue (None once the child's end closes). No thread: a reader thread would wait for the
+    GIL (up to 5 ms) on every chunk while the run's thread is busy sending."""
+
+    def __init__(self, messages: asyncio.Queue[bytes | None]) -> None:
+        self.messages = messages
+        self.buffer = bytearray()
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        while len(buffer) >= 8:
+            size = int.from_bytes(buffer[:8], "big")
+            if len(buffer) < 8 + size:
+                return
+            self.messages.put_nowait(bytes(buffer[8:8 + size]))
+            del buffer[:8 + size]
+
+    def eof_received(self) -> bool:
+        self.messages.put_nowait(None)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None:
+            self.messages.put_nowait(None)
+
+
+class ParseWorker:
+    """The forked child and the run's side of its pipes: `next()` message in order, `resolved()`.
+    Start with `await ParseWorker.start(items)`."""
+
+    def __init__(self, pid: int, messages: asyncio.Queue[bytes | None], reading: asyncio.BaseTransport,
+                 writing: asyncio.WriteTransport) -> None:
+        self.pid: int | None = pid
+        self._messages, self._reading, self._writing = messages, reading, writing
+
+    @classmethod
+    async def start(cls, items: Iterable[Item]) -> ParseWorker:
+        to_child_r, to_child_w = _pipe()
+        from_child_r, from_child_w = _pipe()
         pid = os.fork()
         if pid == 0:  # the child
             code = 0
             try:
-                to_child_w.close()
-                from_child_r.close()
+                os.close(to_child_w)
+                os.close(from_child_r)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the run in the parent
                 _child(items, from_child_w, to_child_r)
             except BaseException as exc:  # noqa: BLE001 - reported to the run, which raises it
                 code = 1
                 try:
-                    from_child_w.send_bytes(_portable(exc))
+                    _send(from_child_w, _portable(exc))
                 except BaseException:  # noqa: BLE001 - the run is gone: nothing to tell
                     pass
             finally:
                 os._exit(code)
-        self.pid: int | None = pid
-        to_child_r.close()
-        from_child_w.close()
-        self._in, self._out = from_child_r, to_child_w
-        self._loop = asyncio.get_running_loop()
-        self._messages: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._sends: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        # threads, so that neither side ever waits on a full pipe: the reader drains the child
-        # whatever the run is doing, the writer hands it resolutions without blocking the loop
-        self._reader = threading.Thread(target=self._read, name="ingest-worker-read", daemon=True)
-        self._writer = threading.Thread(target=self._write, name="ingest-worker-write", daemon=True)
-        self._reader.start()
-        self._writer.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                data: bytes | None = self._in.recv_bytes()
-            except (EOFError, OSError):
-                data = None
-            try:
-                self._loop.call_soon_threadsafe(self._messages.put_nowait, data)
-            except RuntimeError:  # the loop is closed: the run is over
-                return
-            if data is None:
-                return
-
-    def _write(self) -> None:
-        while (data := self._sends.get()) is not None:
-            try:
-                self._out.send_bytes(data)
-            except OSError:  # the child is gone: the reader reports it
-                return
+        os.close(to_child_r)
+        os.close(from_child_w)
+        loop = asyncio.get_running_loop()
+        messages: asyncio.Queue[bytes | None] = asyncio.Queue()
+        # (the transports own the two file objects and close them)
+        reading, _ = await loop.connect_read_pipe(lambda: _Messages(messages), open(from_child_r, "rb", buffering=0))
+        writing, _ = await loop.connect_write_pipe(asyncio.Protocol, open(to_child_w, "wb", buffering=0))
+        return cls(pid, messages, reading, writing)
 
     async def next(self) -> tuple[Any, ...]:
         data = await self._messages.get()
@@ -172,7 +216,9 @@ class ParseWorker:
         return message
 
     def resolved(self, resolution: Resolution) -> None:
-        self._sends.put(pickle.dumps(resolution, pickle.HIGHEST_PROTOCOL))
+        """Hand the child a batch's resolution (buffered by the loop: never waits on the pipe)."""
+        payload = pickle.dumps(resolution, pickle.HIGHEST_PROTOCOL)
+        self._writing.write(len(payload).to_bytes(8, "big") + payload)
 
     def _status(self) -> str:
         if self.pid is None:
@@ -182,8 +228,7 @@ class ParseWorker:
         return f"exit status {os.waitstatus_to_exitcode(status)}"
 
     def close(self) -> None:
-        """Stop the child if it still runs (a failed or cancelled run), reap it, then close the
-        pipes once the threads are done with them (the child's end closed, the reader sees EOF)."""
+        """Stop the child if it still runs (a failed or cancelled run), reap it, close the pipes."""
         if self.pid is not None:
             try:
                 os.kill(self.pid, signal.SIGKILL)  # our own child, not reaped yet: its pid is ours
@@ -191,8 +236,5 @@ class ParseWorker:
                 pass
             os.waitpid(self.pid, 0)
             self.pid = None
-        self._sends.put(None)
-        self._writer.join()
-        self._reader.join()
-        self._out.close()
-        self._in.close()
+        self._writing.close()
+        self._reading.close()

@@ -106,9 +106,11 @@ def _inline(path: Path) -> list:
     return [prepare(b, resolver.resolve_now(b.records), state) for b in batched(odds_api.parse(path, TS).items)]
 
 
-async def _through_worker(items) -> list:
+async def _through_worker(items, children: list | None = None) -> list:
     resolver, out = MemoryResolver(), []
-    child = worker.ParseWorker(items)
+    child = await worker.ParseWorker.start(items)
+    if children is not None:
+        children.append((child, child.pid))
     try:
         while (message := await child.next())[0] != "end":
             if message[0] == "claims":
@@ -141,27 +143,13 @@ def _failing_items(path: Path):
 
 def test_a_failure_in_the_worker_is_raised_by_the_run_and_the_worker_is_reaped(tmp_path):
     path = hostile_odds(tmp_path / "odds.json", games=400, books=1)
-    children: list[worker.ParseWorker] = []
-    pids: list[int] = []
-    real = worker.ParseWorker
-
-    def keep(items):
-        children.append(real(items))
-        pids.append(children[-1].pid)
-        return children[-1]
-
-    async def run():
-        worker.ParseWorker = keep  # type: ignore[misc]
-        try:
-            return await _through_worker(_failing_items(path))
-        finally:
-            worker.ParseWorker = real  # type: ignore[misc]
-
+    children: list = []
     with pytest.raises(OSError, match="the file went away"):
-        asyncio.run(run())
-    assert children[0].pid is None and pids[0] > 0  # reaped by close()
+        asyncio.run(_through_worker(_failing_items(path), children))
+    (child, pid), = children
+    assert child.pid is None and pid > 0  # reaped by close()
     with pytest.raises(ChildProcessError):
-        os.waitpid(pids[0], os.WNOHANG)  # not a child of this process any more
+        os.waitpid(pid, os.WNOHANG)  # not a child of this process any more
 
 
 def test_which_runs_use_a_worker(monkeypatch):
