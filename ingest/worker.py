@@ -137,6 +137,14 @@ def _pipe() -> tuple[int, int]:
     return r, w
 
 
+def _own_signals() -> None:
+    """In the child: Ctrl-C just ends it (the run, in the parent, reports), and a signal it gets
+    is never written to the parent's event loop (the wakeup fd it inherited is the loop's)."""
+    # (a forked child's one thread is its main thread, whichever thread forked it)
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Messages(asyncio.Protocol):
     """The run's side of the child's pipe, read by the event loop itself: whole messages into
     a queue (None once the child's end closes). No thread: a reader thread would wait for the
@@ -184,7 +192,7 @@ class ParseWorker:
             try:
                 os.close(to_child_w)
                 os.close(from_child_r)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends the run in the parent
+                _own_signals()
                 _child(items, from_child_w, to_child_r)
             except BaseException as exc:  # noqa: BLE001 - reported to the run, which raises it
                 code = 1

@@ -174,3 +174,15 @@ def test_every_event_type_is_keyed_and_routed_as_the_rules_say():
     for t in types:
         (field, topic), = [(f, topic) for group, f, topic in plain if issubclass(t, group)]
         assert (ev._KEY_FIELD[t], ev._TOPIC[t]) == (field, topic), t
+
+
+def test_a_run_on_an_event_loop_outside_the_main_thread_can_fork_its_worker(tmp_path):
+    # (the child sets its signals: allowed, as a forked child's one thread is its main thread)
+    import threading
+
+    path = hostile_odds(tmp_path / "odds.json", games=300, books=1)
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(asyncio.run(_through_worker(odds_api.parse(path, TS).items))))
+    thread.start()
+    thread.join(timeout=120)
+    assert len(out) == 1 and _shape(out[0]) == _shape(_inline(path))
