@@ -8,10 +8,11 @@ so duplicates and redeliveries in any order give the same state.
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
+from typing import Final
 
 Stamp = tuple[int, str]
 UTC = timezone.utc
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)  # Final: compiled, a constant, not a globals lookup
 _ONE_US = timedelta(microseconds=1)
 NO_STAMP: Stamp = (-(1 << 62), "")
 
