@@ -117,6 +117,23 @@ def _vary(headers) -> list:
     return _VARY if length is not None and int(length) >= COMPRESS_MIN_BYTES else []
 
 
+_BODILESS = frozenset({"GET", "HEAD"})
+
+
+def _with_body(receive):
+    """`receive` whose `http.request` messages always carry `body`: ASGI lets a server leave it
+    out when empty (b"" then; h2corn does, on a request's last message) and Litestar reads it
+    as present. Only requests that may carry a body pay for the wrapper."""
+
+    async def receive_with_body():
+        message = await receive()
+        if message["type"] == "http.request" and "body" not in message:
+            message = {**message, "body": b""}
+        return message
+
+    return receive_with_body
+
+
 def head_only(send, receive):
     """`send` and `receive` for a HEAD answered as GET: the response's status and headers
     (`Content-Length` included) as GET would send them, then an empty body at once. A streaming
@@ -199,6 +216,8 @@ class FrontDoor:
         ]
         status = 0
         method = scope["method"]
+        if method not in _BODILESS:
+            receive = _with_body(receive)
         if method == "HEAD":  # answered as GET without its body (RFC 9110 9.3.2); see head_only
             # the app sees GET in a scope of its own: the server keeps reading the method from its
             # scope to frame the answer (uvicorn would send a HEAD's SSE answer chunked, its

@@ -7,6 +7,9 @@ worker loop's handlers for those signals: on the first, it tells its live connec
 few seconds, then hands the signal to granian's own handler. Further signals while stopping
 change nothing: Ctrl-C reaches the worker and granian's main process together, and the main
 process then sends the worker SIGTERM at once; the grace period bounds the wait either way.
+h2corn, served in one process (infra/h2corn_serve.py), stops when the loop's handler calls its
+`Server.shutdown`, taken and handed over alike (under its own supervisor, with several workers,
+the supervisor stops a worker's Rust side through a pipe, and sockets are closed 1001 first).
 uvicorn stops the same way (it closes sockets with 1012 and runs the lifespan shutdown after
 they are gone) but keeps its handlers with `signal.signal`, not on the loop: those are taken
 and handed over alike. Under a server that installs neither (tests' in-process clients: the

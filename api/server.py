@@ -1,4 +1,4 @@
-"""Entry point for the ASGI server (granian): `api.server:app` built from the environment."""
+"""Entry point for the ASGI server (h2corn by default, infra/api_server.py): `api.server:app` built from the environment."""
 
 from __future__ import annotations
 

@@ -1,28 +1,55 @@
 """How the API process is started: the ASGI server serving `api.server:app` (SVC_API_SERVER).
 
-Both serve the same app on one port, REST and the Wire alike; they differ in what an idle Wire
-socket costs (docs/benchmarks.md, wire_memory):
-- granian (Rust): fastest REST, but every WebSocket holds tungstenite's 128 KiB read buffer
-  (granian gives it no WebSocketConfig, and has no setting for it): about 143 KiB a socket;
-- uvicorn with uvloop, httptools and websockets' sans-I/O protocol: a few KiB a socket. Its
-  permessage-deflate is off: a negotiated compressor and decompressor cost each socket about
-  40 KiB more, and the Wire's messages are small JSON (granian never offers it either). Its
-  X-Forwarded-For handling is off too: the app believes proxies only from SVC_TRUSTED_PROXIES.
+Each serves the same app on one port, REST and the Wire alike; they differ in what an idle Wire
+socket costs and in REST throughput (docs/benchmarks.md, wire_memory and api):
+- h2corn (Rust, the default): REST about as fast as granian, and an idle socket about 10 KiB in
+  all (its own WebSocket framing, no fixed read buffer). Its permessage-deflate and its own pings
+  are off (the Wire's messages are small JSON and the app pings on its own schedule); it trusts
+  no X-Forwarded-For (the app believes proxies only from SVC_TRUSTED_PROXIES);
+- granian (Rust): every WebSocket holds tungstenite's 128 KiB read buffer (granian 2.8.7-2.8.9
+  give it no WebSocketConfig, and have no setting for it): about 143 KiB a socket;
+- uvicorn with uvloop, httptools and websockets' sans-I/O protocol: about 10 KiB a socket too,
+  but REST at about half of the Rust servers' on this machine. Its permessage-deflate is off: a
+  negotiated compressor and decompressor cost each socket about 40 KiB more.
 """
 
 from __future__ import annotations
 
-SERVERS = ("granian", "uvicorn")
+SERVERS = ("h2corn", "granian", "uvicorn")
 
 # granian's allocator (jemalloc, built in) keeps the memory a closed Wire socket freed (about
 # 120 KiB each) unless told to return freed pages at once; with this, 1,000 closed sockets give
 # back all but a few KiB each (measured: tests/perf/bench_wire_memory.py, docs/benchmarks.md)
 GRANIAN_ALLOCATOR_ENV = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
+# h2corn's allocator (mimalloc, built in) likewise: freed pages returned at once, not after a delay
+H2CORN_ALLOCATOR_ENV = {"MIMALLOC_PURGE_DELAY": "0"}
+# the request head h2corn reads, as big as granian's default HTTP/1 buffer (408 KiB), with no
+# separate bound on the request line (h2corn's default 16 KiB would answer a long query string
+# itself, before the app could say which parameter is too long)
+HEAD_BYTES = 417_792
+# h2corn's settings, as its Config's fields (infra/h2corn_serve.py) and its command line's flags.
+# Its own pings and permessage-deflate off: the app pings on its own schedule (SVC_WIRE_PING_SECONDS)
+# and the Wire's messages are small JSON; no forwarded headers (the app trusts SVC_TRUSTED_PROXIES);
+# uvloop: with the asyncio loop an idle socket cost 1-5 KiB more and kept more after close
+# (tests/integration/test_wire_memory.py)
+H2CORN_OPTIONS = {
+    "loop": "uvloop", "access_log": False, "lifespan": "on", "proxy_headers": False,
+    "limit_request_head_size": HEAD_BYTES, "limit_request_line": 0,
+    "websocket_ping_interval": 0, "websocket_per_message_deflate": False,
+}
 
 
 def api_command(server: str, python: str, host: str, port: int, workers: int = 1,
                 app: str = "api.server:app", websockets: bool = True) -> tuple[list[str], dict[str, str]]:
     """The argv that serves `app`, and the environment variables it needs beside the service's."""
+    if server == "h2corn":
+        if workers == 1:  # served in one process: stop signals reach the app first (infra/h2corn_serve.py)
+            return [python, "-m", "infra.h2corn_serve", host, str(port), app], dict(H2CORN_ALLOCATOR_ENV)
+        flags = [f"--{k.replace('_', '-')}" if v is True else f"--no-{k.replace('_', '-')}" if v is False
+                 else f"--{k.replace('_', '-')}={v}" for k, v in H2CORN_OPTIONS.items()]
+        argv = [python, "-m", "h2corn", "--host", host, "--port", str(port), "--workers", str(workers), *flags]
+        # (no switch for WebSockets off: `websockets=False` is granian's and uvicorn's only)
+        return [*argv, app], dict(H2CORN_ALLOCATOR_ENV)
     if server == "granian":
         # its own asyncio loop, not uvloop (installed for uvicorn): on uvloop the app cannot see,
         # so cannot run before, granian's stop handlers (api/orderly_stop.py)

@@ -52,9 +52,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # how fast `svc up` plays the sandbox day: N times real speed, or "max"
     sandbox_speed: str = "60"
     api_workers: int = 1
-    # the ASGI server of the API (infra/api_server.py): granian serves REST fastest, uvicorn holds
-    # an idle Wire socket in a few KiB where granian needs about 143 (docs/benchmarks.md)
-    api_server: Literal["granian", "uvicorn"] = "granian"
+    # the ASGI server of the API (infra/api_server.py): h2corn serves REST about as fast as granian
+    # and holds an idle Wire socket in about 10 KiB where granian needs about 143 (docs/benchmarks.md)
+    api_server: Literal["h2corn", "granian", "uvicorn"] = "h2corn"
     # `svc up` restarts a child that died after 1 s, doubling the wait on each quick death up to
     # this many seconds (a child that stayed up a minute starts again from 1 s)
     restart_backoff_max: Annotated[float, msgspec.Meta(ge=1)] = 30.0

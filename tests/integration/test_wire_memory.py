@@ -16,9 +16,10 @@ from tests.support.wire_sockets import measure, serving
 
 SOCKETS = 1_000
 KIB = 1024
-# what a warm idle socket may cost: uvicorn's is the target (measured about 10 KiB);
-# granian's own WebSocket holds a 128 KiB read buffer (measured 147 KiB in all)
-OPEN_BOUND = {"granian": 400 * KIB, "uvicorn": 20 * KIB}
+# what a warm idle socket may cost: under h2corn, the default server, and uvicorn the issue's
+# target (both measured about 10 KiB); granian's own WebSocket holds a 128 KiB read buffer
+# (measured 147 KiB in all)
+OPEN_BOUND = {"h2corn": 20 * KIB, "uvicorn": 20 * KIB, "granian": 400 * KIB}
 
 
 @pytest.mark.parametrize("server", SERVERS)
@@ -34,8 +35,14 @@ async def test_a_thousand_sockets_open_and_close_without_leaking(settings, topic
     # closed, the warm round's sockets give back what they held: the process ends the round
     # within a quarter of what they cost of where it started, or within 4 MB (the RSS of a
     # process under a loaded test run moves by a few MB on its own; uvicorn's sockets cost
-    # 6-10 KiB). A leak keeps it all
-    assert warm.kept_per_socket < max(warm.per_socket / 4, 4 * KIB), warm
+    # 6-10 KiB). A leak keeps it all. Under h2corn the process keeps much of it for a few rounds
+    # (its pools and Python's: closed RSS grew 8.8, 5.9 and 2.7 MB over rounds 2-4, converging;
+    # docs/benchmarks.md, wire_memory), so there only keeping more than a socket cost is a leak
+    kept_bound = warm.per_socket + 4 * KIB if server == "h2corn" else max(warm.per_socket / 4, 4 * KIB)
+    assert warm.kept_per_socket < kept_bound, warm
     # and the first round's growth is not repeated: a second 1,000 sockets leave the process
-    # no bigger than the first left it, give or take 4 KiB a socket (Python's pools settling)
-    assert warm.closed_rss - first.closed_rss < 4 * KIB * SOCKETS, (first, warm)
+    # no bigger than the first left it, give or take 4 KiB a socket (Python's pools settling;
+    # under h2corn, as above, give or take what a warm socket cost)
+    settling = kept_bound if server == "h2corn" else 4 * KIB
+    assert warm.closed_rss - first.closed_rss < settling * SOCKETS, (first, warm)
+    assert warm.closed_rss - first.closed_rss < first.per_socket * SOCKETS / 2, (first, warm)

@@ -1,7 +1,7 @@
 """A stopping API process closes its Wire connections in order (api/orderly_stop.py): sockets
 with 4201 (reconnect now and resume) after their sessions are resumable elsewhere, streams with a
-`drain`; only then does the server stop serving. A real server process (granian, or uvicorn with
-SVC_API_SERVER=uvicorn), real signals."""
+`drain`; only then does the server stop serving. A real server process (h2corn, or the server
+SVC_API_SERVER names), real signals."""
 
 from __future__ import annotations
 

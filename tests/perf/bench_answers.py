@@ -2,7 +2,7 @@
 the share of out-of-scope questions refused, and at 16 concurrent clients the finished-answer
 p50/p99 and the time to `answer.started` of a streamed answer.
 
-Served as bench_api serves the read API (granian, one worker, the Scale plan's rate window
+Served as bench_api serves the read API (SVC_API_SERVER; one worker, the Scale plan's rate window
 lifted) over the sample read models, the library and the strategy registry. Correctness: each
 question of tests/support/answer_questions.toml once, checked as the integration test checks it
 (tests/support/answer_check.py). Latency: 16 keep-alive connections (tests/perf/answer_load.py, its
@@ -27,7 +27,7 @@ from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
 from tests.support.answer_check import check, load_questions
 from tests.support.library_models import insert_library
-from tests.support.live_server import api_server
+from tests.support.live_server import api_server, served_by
 from tests.support.registry_models import insert_registry
 
 KEY_SECRET = "bench-secret"
@@ -82,7 +82,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     oos = [q for q in questions if q.out_of_scope]
     cats = sorted({q.spec.get("category", 0) for q in questions})
     missed = "; ".join(f"{q.q!r}: {why}" for q, why in wrong)[:600]
-    note = f"{CLIENTS} clients, {SECONDS}s, tests/perf/answer_load.py, granian 1 worker; the question set in turn"
+    note = f"{CLIENTS} clients, {SECONDS}s, tests/perf/answer_load.py, {served_by()} 1 worker; the question set in turn"
     if finished["errors"] or started["errors"]:
         note += f"; errors: {finished['errors']} finished, {started['errors']} streamed"
     return [

@@ -1,6 +1,6 @@
 """Read API throughput and tail latency, each as a ratio over a trivial route of the same server.
 
-The served app (granian, one worker, `api.server:app` with the Scale plan's rate window lifted,
+The served app (SVC_API_SERVER, h2corn unless set; one worker, `api.server:app` with the Scale plan's rate window lifted,
 see api_bench_app.py) over the sample read models; 64 concurrent keep-alive clients from a
 separate load-generator process (`wrk` when installed, else tests/perf/http_load.py). Baseline:
 GET /health on the same server in the same run (it checks the database: one pooled query).
@@ -29,7 +29,7 @@ from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
 from tests.support.sample_fold import sample as sample_files
-from tests.support.live_server import api_server
+from tests.support.live_server import api_server, served_by
 
 CONNECTIONS = 64
 SECONDS = 10
@@ -105,7 +105,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
                     raise RuntimeError(f"{routes[name]} was not compressed")
                 sizes[name] = (int(plain.headers["content-length"]), int(packed.headers["content-length"]))
     base_line = results["health"]
-    note = f"{CONNECTIONS} clients, {SECONDS}s, {tool}, granian 1 worker"
+    note = f"{CONNECTIONS} clients, {SECONDS}s, {tool}, {served_by()} 1 worker"
     figures = []
     for name, label in (("games", "GET /v1/games (page of 20)"), ("market", "GET /v1/markets/{id} (main + alternate)")):
         r = results[name]

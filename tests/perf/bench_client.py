@@ -2,7 +2,7 @@
 resume after an API restart.
 
 REST:
-Same served app (granian, one worker, tests/perf/api_bench_app.py) over the sample read models,
+Same served app (SVC_API_SERVER, h2corn unless set; one worker, tests/perf/api_bench_app.py) over the sample read models,
 same keep-alive connection pool, sequential calls of GET /v1/games?...&limit=50 from one
 process: `Client.games.list` (headers, typed msgspec decode into Game structs, a Page) against
 `httpx.Client.get(...).json()` (plain dicts). Both walls include the server's time, so the ratio
@@ -54,7 +54,7 @@ from tests.perf.run import BenchContext, Figure
 from tests.support.api_fixtures import make_key
 from tests.support.projection_harness import project
 from tests.support.sample_fold import sample_events
-from tests.support.live_server import api_process, api_server
+from tests.support.live_server import api_process, api_server, served_by
 from wire.snapshots import market_snapshot
 
 KEY_SECRET = "bench-secret"
@@ -340,7 +340,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
     with api_server(settings.database_url, settings.data_dir, KEY_SECRET, log, app="tests.perf.api_bench_app:app") as base:
         r = await asyncio.to_thread(_measure, base, key)
     per_call = {k: r[k] / r["calls"] * 1000 for k in ("raw", "client")}
-    note = f"{int(r['calls'])} sequential calls each, one keep-alive connection, granian 1 worker"
+    note = f"{int(r['calls'])} sequential calls each, one keep-alive connection, {served_by()} 1 worker"
     w = await _wire_throughput(ctx)
     rs = await _restart(ctx)
     load = "machine load average (1/5/15 min) %.1f/%.1f/%.1f on %d cores" % (*os.getloadavg(), os.cpu_count())

@@ -1,7 +1,7 @@
 """The read API while the sandbox plays (issue 26, target 3), each figure against a trivial route of
 the same server measured in the same conditions of the same run.
 
-The served app (granian, one worker, tests/perf/api_bench_app.py) over the sandbox day (`svc
+The served app (SVC_API_SERVER, h2corn unless set; one worker, tests/perf/api_bench_app.py) over the sandbox day (`svc
 sample load --no-live`, projected by `svc projector run` in its own process, as `svc up` runs it),
 read with a test-mode key, while 500 Wire sockets listen to the sandbox slate. Routes:
 `/v1/games`, `/v1/slate`, `/v1/games/{id}`, `/v1/markets/{id}`, `/v1/players/{id}` and

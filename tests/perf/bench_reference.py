@@ -1,7 +1,7 @@
 """The reference library: search latency at 64 clients over the trivial route of the same
 server, and relevance (the share of the query set whose expected entry ranks in the top 3).
 
-Served exactly as bench_api serves the read API (granian, one worker, the Scale plan's rate
+Served exactly as bench_api serves the read API (SVC_API_SERVER; one worker, the Scale plan's rate
 window lifted), over the shipped library as the projector writes it. Baseline: GET /health on
 the same server in the same run. Relevance is measured with the route's own query on the query
 set in tests/support/reference_queries.toml: all of it, and the held-out part alone (never used
@@ -20,7 +20,7 @@ from tests.perf.bench_api import CONNECTIONS, SECONDS, _measure
 from tests.perf.run import BenchContext, Figure
 from tests.support.api_fixtures import make_key
 from tests.support.library_models import insert_library
-from tests.support.live_server import api_server
+from tests.support.live_server import api_server, served_by
 from tests.support.relevance import TOP, load_queries, relevance
 
 KEY_SECRET = "bench-secret"
@@ -52,7 +52,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
         for name, path in routes.items():
             results[name] = await asyncio.to_thread(_measure, base + path, header)
     health = results["health"]
-    note = f"{CONNECTIONS} clients, {SECONDS}s, {tool}, granian 1 worker"
+    note = f"{CONNECTIONS} clients, {SECONDS}s, {tool}, {served_by()} 1 worker"
     figures = []
     for name, label in (("search", f"GET /v1/reference?q={QUERY} (relevance)"),
                         ("topics", "GET /v1/reference?jurisdiction=us-nj (topic order, page of 20)")):

@@ -1,7 +1,7 @@
 """Wire fan-out to thousands of sockets from one API process, against a bare `websockets`
 broadcast server doing the same fan-out on the same machine in the same run (issue 26, target 1).
 
-The served app (granian, one worker, tests/perf/api_bench_app.py) over the sample read models.
+The served app (SVC_API_SERVER, h2corn unless set; one worker, tests/perf/api_bench_app.py) over the sample read models.
 2,000 WebSocket clients (tests/perf/wire_clients.py, a process of their own) spread as real
 clients are: 5 per loopback address (the per-address limit) and 100 per Scale account (the plan's
 limit), 20 accounts; none is lifted. Each client subscribes to one game of an 8-game slate: the

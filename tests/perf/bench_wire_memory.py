@@ -5,9 +5,9 @@ sockets, each authenticated (its ticket redeemed, its session opened, counted in
 its hello read, from 200 loopback addresses (tests/support/wire_sockets.py). Two rounds on one
 process: the first grows the process's pools, the second shows what a socket costs once they
 are warm, and whether closing gives it back. Once under each server SVC_API_SERVER offers
-(granian, uvicorn). Baseline, same run: the same 1,000 sockets against the least an ASGI
+(h2corn, granian, uvicorn). Baseline, same run: the same 1,000 sockets against the least an ASGI
 WebSocket costs under the same server (tests/perf/bare_ws_app.py: accept, hello, wait).
-Figures are the resident size (RSS) of the serving process (with granian's worker) per socket.
+Figures are the resident size (RSS) of the serving process (with a worker of its own where the server has one) per socket.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The served API in its own process, as `svc up` runs it: `api.server:app` under the server
-SVC_API_SERVER names (granian unless set; `SVC_API_SERVER=uvicorn pytest ...` runs a test file's
-served API under uvicorn)."""
+SVC_API_SERVER names (h2corn unless set; `SVC_API_SERVER=granian pytest ...` runs a test file's
+served API under granian)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ from tests.support.processes import stop
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def served_by(**extra_env: str) -> str:
+    """The server `api_process` starts (infra/api_server.py), for a benchmark's notes."""
+    return extra_env.get("SVC_API_SERVER") or os.environ.get("SVC_API_SERVER") or Settings().api_server
+
+
 @contextmanager
 def api_server(
     database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
@@ -36,10 +41,10 @@ def api_process(
     database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", *,
     port: int | None = None, **extra_env: str,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`api_server`, yielding the granian main process too (for tests that stop it themselves);
+    """`api_server`, yielding the server's main process too (for tests that stop it themselves);
     `port` serves on a given port (a restarted process where clients expect the old one)."""
     port = port or free_port()
-    server = extra_env.get("SVC_API_SERVER") or os.environ.get("SVC_API_SERVER") or Settings().api_server
+    server = served_by(**extra_env)
     argv, server_env = api_command(server, sys.executable, "127.0.0.1", port, app=app)
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,

@@ -51,7 +51,7 @@ class Figures:
 
 
 def _rss(proc: psutil.Process) -> int:
-    """The serving process's resident size: with its children (granian serves from a worker)."""
+    """The serving process's resident size: with its children (granian, and h2corn with several workers, serve from workers)."""
     return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
 
 
