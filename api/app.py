@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 from contextlib import asynccontextmanager
 
 import structlog
@@ -29,7 +28,9 @@ from api.routes import discover
 from api.state import AppState
 from api.stream_cors import StreamCors
 from api.wire_serving import STOP_GRACE_SECONDS, live_connections
+from infra import gcwatch
 from infra.db import create_pool, keep_session
+from infra.memory import keep_frozen
 from infra.migrate import migrate
 from infra.settings import Settings, load_settings
 from schemas.datasets import DATASETS, pg_schema
@@ -88,9 +89,9 @@ def _lifespan(app_state: AppState):
             app_state.redis = shared_redis(settings.redis_url)
         # close Wire sockets and streams in order before the server stops serving
         take_stop_signals(asyncio.get_running_loop(), live_connections(app_state).close_all, STOP_GRACE_SECONDS)
-        if app_state.freeze_gc:  # what start-up made lives as long as the process: the collector skips it
-            gc.collect()
-            gc.freeze()
+        if app_state.freeze_gc:  # a server process: what start-up made, and open connections, live long
+            gcwatch.watch()
+            keep_frozen()  # the collector skips them (infra/memory.py)
         try:
             yield
         finally:

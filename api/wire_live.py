@@ -21,7 +21,7 @@ from typing import Any
 import structlog
 
 from infra.db import DATABASE_DOWN
-from infra.memory import release_after_close
+from infra.memory import release_after_close, settle_after_open
 from wire.fanout import FORBIDDEN, RESCOPED, REVOKED, STOPPING, Inbox
 from wire.tickets import key_standing
 
@@ -49,6 +49,7 @@ class LiveConnections:
     def enter(self, inbox: Inbox, key_id: str | None = None, scopes: frozenset[str] = frozenset()) -> None:
         self._inboxes[inbox] = (key_id, scopes)
         self._idle.clear()
+        settle_after_open()  # what it holds lives long: out of the collector's way
         if self.stopping:
             inbox.start_over(STOPPING)
         # announced between this connection's ticket check and now: that announcement missed it

@@ -40,6 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import asyncpg
+import httpx
 import psutil
 
 from access.plans import PLANS
@@ -88,6 +89,35 @@ def _rss(pids: list[int]) -> int:
 def _cpu(pids: list[int]) -> float:
     """CPU seconds (user + system) of the processes and their children so far."""
     return sum(sum(p.cpu_times()[:2]) for p in _tree(pids))
+
+
+def gc_passes(base: str) -> dict[int, dict]:
+    """The API process's collector passes so far (infra/gcwatch.py on /metrics), by generation:
+    count, seconds in all, and count per histogram bucket (cumulative, by upper bound)."""
+    out: dict[int, dict] = {g: {"count": 0, "sum": 0.0, "le": {}} for g in range(3)}
+    for line in httpx.get(f"{base}/metrics", timeout=30).text.splitlines():
+        if not line.startswith("svc_gc_pause_seconds_"):
+            continue
+        series, value = line.rsplit(" ", 1)
+        labels = dict(kv.split("=") for kv in series[series.index("{") + 1:-1].split(","))
+        row = out[int(labels['generation'].strip('"'))]
+        if series.startswith("svc_gc_pause_seconds_bucket"):
+            row["le"][float(labels["le"].strip('"'))] = float(value)
+        else:
+            row[series[len("svc_gc_pause_seconds_"):series.index("{")]] = float(value)
+    return out
+
+
+def gc_between(before: dict[int, dict], after: dict[int, dict]) -> dict[int, dict]:
+    """Passes between two `gc_passes`: count, seconds, and the longest's bucket (upper bound)."""
+    between = {}
+    for g in after:
+        passes = after[g]["count"] - before[g]["count"]
+        # the smallest bound under which every pass between falls (the buckets are cumulative)
+        holds_all = [le for le, n in after[g]["le"].items() if n - before[g]["le"].get(le, 0) == passes]
+        between[g] = {"passes": passes, "seconds": after[g]["sum"] - before[g]["sum"],
+                      "longest_at_most": min(holds_all) if passes and holds_all else 0.0}
+    return between
 
 
 def _ws(base: str) -> str:
@@ -190,6 +220,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids
         await asyncio.sleep(1)
         after = _rss(pids)
         cpu_before = _cpu(pids), _cpu([clients.pid])
+        gc_before = gc_passes(api) if api else None
         wall = time.monotonic()
         phases = []
         for rate in rates:
@@ -201,6 +232,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids
         # on a shared box a server may get less than a core: what it delivers per CPU second it got
         # does not depend on how much it got
         busy = [(b - a) / wall for a, b in zip(cpu_before, (_cpu(pids), _cpu([clients.pid])))]
+        gc = gc_between(gc_before, gc_passes(api)) if gc_before else None
         clients.stdin.close()
         await asyncio.to_thread(clients.wait, 120)
     finally:
@@ -219,7 +251,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids
     return {"phases": by_phase, "closed": result["closed"], "kib_per_socket": (after - before) / 1024 / len(plan_rows),
             "open_seconds": open_seconds, "server_cores": busy[0], "client_cores": busy[1],
             "per_cpu_second": sum(p["delivered"] for p in by_phase) / max(1e-9, busy[0] * wall),
-            "closed_codes": sorted(set(result["closed"]))}
+            "closed_codes": sorted(set(result["closed"])), "gc": gc}
 
 
 def _plot(api: dict, two: dict, base: dict) -> bool:
@@ -338,6 +370,11 @@ async def run(ctx: BenchContext) -> list[Figure]:
                               f"{STALLED_RATE} deltas/s; p50 {s['p50']:.1f} ms (none stalled {f['p50']:.1f} ms); "
                               f"{s['delivered']} delivered; readers closed early: "
                               f"{'; '.join(stalled['closed_codes'])[:80] or 'none'}"))
+    full, young = api["gc"][2], api["gc"][0]
+    figures.append(Figure("API: full collector passes while the rates were offered, longest", full["longest_at_most"] * 1000,
+                          "ms (bucket)", None, None, None,
+                          f"{full['passes']:.0f} full passes, {full['seconds'] * 1000:.0f} ms in all; generation 0: "
+                          f"{young['passes']:.0f} passes, {young['seconds'] * 1000:.0f} ms (svc_gc_pause_seconds)"))
     figures.append(Figure("messages delivered per CPU second of the server (all rates)", api["per_cpu_second"],
                           "msg/cpu-s", "websockets broadcast server", base["per_cpu_second"], None,
                           "independent of how much of the shared cores each server got"))

@@ -53,3 +53,47 @@ async def test_closes_in_one_delay_share_one_release(released, monkeypatch):
         memory.release_after_close(0)
     await asyncio.sleep(0.2)
     assert released == ["collect", "trim"]
+
+
+@pytest.fixture
+def gc_calls(monkeypatch):
+    """What the release does to the collector, in order (the real collector is left alone)."""
+    calls: list[str] = []
+    monkeypatch.setattr(memory, "DELAY", 0.0)
+    monkeypatch.setattr(memory.gc, "collect", lambda generation=2: calls.append(f"collect{generation}"))
+    monkeypatch.setattr(memory.gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(memory.gc, "unfreeze", lambda: calls.append("unfreeze"))
+    monkeypatch.setattr(memory, "_trim", lambda pad: calls.append("trim"))
+    monkeypatch.setattr(memory, "_loops", type(memory._loops)())
+    return calls
+
+
+async def test_opens_are_not_frozen_unless_the_process_keeps_them_frozen(gc_calls):
+    for _ in range(200):
+        memory.settle_after_open()
+    await _settle()
+    assert gc_calls == []
+
+
+async def test_opens_within_a_delay_are_frozen_once_after_a_young_collection(gc_calls, monkeypatch):
+    memory.keep_frozen()
+    assert gc_calls == ["collect2", "freeze"]  # start-up
+    gc_calls.clear()
+    monkeypatch.setattr(memory, "DELAY", 0.05)
+    for _ in range(200):
+        memory.settle_after_open()
+    await asyncio.sleep(0.2)
+    assert gc_calls == ["collect1", "freeze"]  # young garbage freed first; no full pass
+    memory.settle_after_open()  # a later open: frozen in its turn
+    await asyncio.sleep(0.2)
+    assert gc_calls == ["collect1", "freeze"] * 2
+
+
+async def test_a_full_collection_after_closes_sees_the_frozen_sockets_and_freezes_again(gc_calls):
+    memory.keep_frozen()
+    gc_calls.clear()
+    for _ in range(memory.COLLECT_MIN):
+        memory.release_after_close(0)
+    await _settle()
+    # closed sockets' cycles may be frozen: given back to the collector, collected, the rest frozen
+    assert gc_calls == ["unfreeze", "collect2", "freeze", "trim"]

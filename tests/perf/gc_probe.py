@@ -1,0 +1,118 @@
+"""The collector's pauses in the API process during the Wire fan-out, with and without freezing
+open connections (infra/memory.py `settle_after_open`), side by side in the same minutes.
+
+    .venv/bin/python -m tests.perf.gc_probe [--rounds 1] [--rates 10,20]
+
+Not part of `make bench` (it compares two settings of one process, not the API with a baseline):
+the same 2,000 clients and deltas as bench_wire_fanout, one API process at a time, alternately
+"startup" (only start-up frozen, as before) and "open" (open connections frozen as they settle).
+For each: the collector's passes by generation while the rates were offered (count, longest, in
+all; `svc_gc_pause_seconds` on /metrics, as the bench reports it), and the delivery p50/p99 of the fan-out. Prints JSON
+lines and the load average, which on a shared box moves every wall-time figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+
+
+def __getattr__(name: str):
+    """`tests.perf.gc_probe:startup_only_app`: the bench app with open connections never frozen."""
+    if name == "startup_only_app":
+        from infra import memory
+        memory.settle_after_open = lambda: None  # before api.wire_live imports it
+        from tests.perf.api_bench_app import app
+        return app
+    raise AttributeError(name)
+
+
+async def _run(rounds: int, rates: tuple[int, ...]) -> None:
+    from tests.perf import bench_wire_fanout as fan
+    from tests.perf.run import BenchContext
+    from tests.support.live_server import api_process
+    from infra.broker import start_broker
+    from infra.db import wait_for_database
+    from infra.postgres import database_url as embedded_url
+    from infra.postgres import start_postgres
+    import tempfile
+    from pathlib import Path
+
+    import asyncpg
+
+    from infra.topics import ensure_topics
+    from tests.support.api_fixtures import make_key
+    from tests.support.projection_harness import project
+    from tests.support.sample_fold import sample_events
+
+    workdir = Path(tempfile.mkdtemp(prefix="svc-gcprobe-"))
+    broker, port = start_broker(log_path=workdir / "tansu.log")
+    pg_server = os.environ.get("DATABASE_URL")
+    pg_proc = None
+    if not pg_server:
+        pg_proc, pg_port = start_postgres(workdir / "pg", durable=False)
+        pg_server = embedded_url(pg_port)
+    await wait_for_database(pg_server)
+    ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir)
+    try:
+        settings = await ctx.fresh_settings(key_secret=fan.KEY_SECRET)
+        await ensure_topics(settings)
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            await project(settings, conn, sample_events(), "live")
+            slate = await fan._slate(conn)
+            accounts = -(-fan.SOCKETS // fan.PER_ACCOUNT)
+            keys = [await make_key(settings.database_url, f"gc-{a}", {"read:odds", "wire:connect"},
+                                   secret=fan.KEY_SECRET) for a in range(accounts)]
+        finally:
+            await conn.close()
+        readers = fan.SOCKETS // fan.GAMES
+        plan_rows = []
+        for i in range(fan.SOCKETS):
+            game_id, _, markets = slate[i % fan.GAMES]
+            plan_rows.append({"address": fan._address(i), "key": keys[i // fan.PER_ACCOUNT],
+                              "topics": [f"game:{game_id}", *(f"market:{mid}" for mid, _, _ in markets)]})
+        deltas = fan.Deltas(settings, slate)
+        await deltas.producer.start()
+        env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
+        try:
+            for r in range(rounds):
+                for mode, app in (("startup", "tests.perf.gc_probe:startup_only_app"),
+                                  ("open", "tests.perf.api_bench_app:app")):
+                    await deltas.settle(settings.database_url)
+                    with api_process(settings.database_url, settings.data_dir, fan.KEY_SECRET,
+                                     workdir / f"api-{mode}-{r}.log", app=app, **env) as (base, proc):
+                        started = time.strftime("%H:%M:%S", time.gmtime())
+                        result = await fan._measure(ctx, "api", fan._ws(base), base, [proc.pid], plan_rows, deltas,
+                                                    readers, label=f"{mode}-{r}", rates=rates)
+                    print(json.dumps({
+                        "mode": mode, "round": r, "utc": started, "load": os.getloadavg(),
+                        "gc_during_rates": result["gc"],
+                        "phases": [{k: p[k] for k in ("rate", "delivered", "expected", "p50", "p99")}
+                                   for p in result["phases"]],
+                        "kib_per_socket": result["kib_per_socket"], "per_cpu_second": result["per_cpu_second"],
+                        "open_seconds": result["open_seconds"], "closed": len(result["closed"]),
+                    }), flush=True)
+        finally:
+            await deltas.producer.stop()
+    finally:
+        await ctx.cleanup()
+        broker.terminate()
+        if pg_proc is not None:
+            pg_proc.terminate()
+            pg_proc.wait(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rates", default="10,20")
+    args = parser.parse_args()
+    asyncio.run(_run(args.rounds, tuple(int(x) for x in args.rates.split(","))))
+
+
+if __name__ == "__main__":
+    main()
