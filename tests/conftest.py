@@ -45,6 +45,46 @@ def _data_folders() -> set[str]:
     return {p.name for p in ROOT.iterdir() if p.is_dir() and p.name.endswith("-data")}
 
 
+# How `make test` shares the suite between its two xdist workers (`-n 2 --dist loadfile`): the
+# unit of work is a test file, so its module fixtures (a served app over a cloned database, a
+# whole stack) are built once, except in the files below, whose tests share nothing but session
+# fixtures and take a minute or more each: their tests are handed out one by one, so both
+# workers run them rather than one worker running them one after another at the end.
+SPREAD_FILES = frozenset({
+    "tests/e2e/test_kept_log.py",
+    "tests/e2e/test_postgres_death.py",
+    "tests/integration/test_ingest_cli.py",
+})
+# Work is handed out in collection order (longest kinds first: end-to-end, then integration,
+# then the many short unit files), so the short files even out the finish; xdist's default
+# order (files with most tests first) left the end-to-end files, few tests but minutes each,
+# to the end, with one worker idle while the other finished them.
+_KIND_ORDER = {"e2e": 0, "integration": 1, "unit": 2}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    def kind(item) -> int:
+        parts = item.nodeid.split("::")[0].split("/")
+        return _KIND_ORDER.get(parts[1] if len(parts) > 2 and parts[0] == "tests" else "", len(_KIND_ORDER))
+
+    items.sort(key=kind)  # stable: a file keeps its own order
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # an xdist hook: absent without xdist
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesThenSpread(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD_FILES else path
+
+    config.option.loadscopereorder = False  # keep the collection order above
+    return FilesThenSpread(config, log)
+
+
 def pytest_sessionstart(session) -> None:
     session.config.stash[_FOLDERS] = _data_folders()
     # a compiled module that does not match its source never runs: importing projections
