@@ -24,9 +24,10 @@ venv: $(STAMP)
 up: $(STAMP)
 	$(BIN)/svc up $(ARGS)
 
-# Two pytest workers, a test file each at a time (its module fixtures stay in one process); each
-# worker starts its own broker and Postgres. The suite is I/O- and subprocess-bound enough that
-# two workers on two cores take ~12 min where one took ~20. `make test PYTEST_ARGS=` runs it serially.
+# Two pytest workers, a test file each at a time (its module fixtures stay in one process), except
+# the few long files tests/conftest.py lists in SPREAD_FILES, handed out test by test; end-to-end
+# files first, unit files last (tests/conftest.py). Each worker starts its own broker and Postgres.
+# `make test PYTEST_ARGS=` runs it serially.
 PYTEST_ARGS ?= -n 2 --dist loadfile
 
 # pytest exits 5 when it collected nothing: that must fail loudly, never pass.

@@ -34,6 +34,11 @@ hypothesis_settings.register_profile(
     "svc", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.load_profile("svc")
 
+# Fixtures shared by many modules are plugins, never imported into test modules: a session
+# fixture imported into a module is that module's own, built again for every such module
+# (tests/unit/test_session_fixtures.py).
+pytest_plugins = ("tests.support.api_fixtures", "tests.support.redis_server")
+
 SESSION_TAG = secrets.token_hex(3)
 _FOLDERS = pytest.StashKey[set]()
 

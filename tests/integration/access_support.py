@@ -1,8 +1,6 @@
-"""Real parts for the access tests: Redis (when one can be had), the served app with its lifespan,
-and a few test-only routes that carry access `opt` like the real read routes do.
-
-Redis: `REDIS_URL` when set; else a `redis-server` on a free port when the binary is on PATH;
-else None, and the tests exercise the in-process fallback instead.
+"""Real parts for the access tests: the served app with its lifespan, and a few test-only routes
+that carry access `opt` like the real read routes do. Redis (when one can be had) is the
+`redis_url` fixture of tests/support/redis_server.py.
 """
 
 from __future__ import annotations
@@ -10,46 +8,17 @@ from __future__ import annotations
 from typing import Annotated
 
 import asyncio
-import os
-import shutil
-import subprocess
 from contextlib import asynccontextmanager
 
 import httpx
 import msgspec
-import pytest
 from litestar.params import QueryParameter
 from litestar import Request, get, post
 
 from api.app import create_app
 from api.conventions import dataset_of
 from api.problems import ProblemError
-from infra.net import free_port, wait_port
 from infra.settings import Settings
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory) -> str | None:
-    url = os.environ.get("REDIS_URL")
-    if url:
-        yield url
-        return
-    binary = shutil.which("redis-server")
-    if binary is None:
-        yield None
-        return
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port("127.0.0.1", port, 10, is_alive=lambda: proc.poll() is None)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 # ---- test-only routes, mounted on the real app -------------------------------------------------

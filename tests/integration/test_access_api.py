@@ -17,7 +17,7 @@ import pytest
 from access.keys import new_key
 from access.store import revoke_key
 from infra.settings import load_settings
-from tests.integration.access_support import make_key, problem, redis_url, serving  # noqa: F401
+from tests.integration.access_support import make_key, problem, serving
 from tests.support.listening import eventually, listener_of, stop_listening
 
 RATE_HEADERS = ("ratelimit", "ratelimit-policy", "x-ratelimit-limit", "x-ratelimit-remaining",

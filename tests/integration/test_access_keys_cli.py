@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from cli.main import app as svc
 from domain.ids import ALPHABET
-from tests.integration.access_support import problem, redis_url, serving  # noqa: F401
+from tests.integration.access_support import problem, serving
 
 
 async def keys(settings, *args: str):

@@ -12,7 +12,6 @@ import redis.asyncio as aioredis
 from access.limiter import MemoryWindows, Windows, shared_redis
 from access.window import RatePolicy
 from infra.net import free_port
-from tests.integration.access_support import redis_url  # noqa: F401  (fixture)
 
 
 @pytest.fixture(params=["shared", "in-process"])

@@ -13,7 +13,7 @@ import structlog
 
 from access.keys import new_key
 from infra.logs import configure_logging
-from tests.integration.access_support import make_key, redis_url, serving  # noqa: F401
+from tests.integration.access_support import make_key, serving
 from tests.integration.test_access_keys_cli import keys as svc_keys
 
 

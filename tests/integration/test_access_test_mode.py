@@ -11,7 +11,7 @@ import msgspec
 from infra.db import connect
 from schemas.read_models import KnownProvenance
 from domain.ids import natural_id
-from tests.integration.access_support import make_key, redis_url, serving  # noqa: F401
+from tests.integration.access_support import make_key, serving
 
 LIVE_IDS = sorted(natural_id("game", "access-test", "live", n) for n in range(2))
 TEST_IDS = [natural_id("game", "access-test", "test", 0)]

@@ -20,7 +20,6 @@ from api.app import create_app
 from infra.logs import configure_logging
 from domain.ids import is_id
 from tests.support.answer_check import check, load_questions, season_total
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import make_key
 
 QUESTIONS = load_questions()

@@ -11,7 +11,6 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from api.app import create_app
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import nfl_game_id
 
 PROBLEM_FIELDS = {"type", "title", "status", "code", "detail", "param", "doc_url", "request_id", "retryable", "display_message"}

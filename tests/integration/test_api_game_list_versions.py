@@ -10,7 +10,6 @@ from litestar.testing import AsyncTestClient
 
 from api.app import create_app
 from schemas.datasets import pg_schema
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.listening import eventually, stop_listening
 
 WEEK_1 = {"competition": "nfl", "season": "2024", "week": 1}

@@ -7,7 +7,6 @@ from datetime import datetime
 
 from domain.ids import is_id
 from schemas.natural_keys import competition_id
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import SAMPLES, nfl_game_id, nfl_player, nfl_team
 
 

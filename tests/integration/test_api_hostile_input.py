@@ -18,7 +18,6 @@ from api.app import create_app
 from api.problems import CATALOG, DETAIL_MAX, ECHO_MAX
 from api.request_checks import query_rules, reads_body
 from api.time_zones import zone_names
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import READ_SCOPES, make_key
 
 JSON = {"content-type": "application/json"}

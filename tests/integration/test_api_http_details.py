@@ -20,7 +20,6 @@ from api.app import create_app
 from api.conventions import CURSOR_TAG_BYTES, cursor_key
 from api.front import COMPRESS_MIN_BYTES
 from schemas.datasets import pg_schema
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import make_key
 
 _PATH_PARAM = re.compile(r"\{([a-z_]+)(:[a-z]+)?\}")

@@ -23,7 +23,6 @@ from api.routes.players import get_player
 from api.routes.search import search
 from api.routes.slate import get_slate
 from schemas.datasets import pg_schema
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.integration.access_support import lifespan
 from tests.support.listening import eventually, listener_of, stop_listening
 from tests.support.sample_fold import nfl_player, nfl_team

@@ -6,7 +6,6 @@ from __future__ import annotations
 from ingest.library import library_root, read_library
 from domain.ids import is_id
 from schemas.library import entry_id
-from tests.support.api_fixtures import *  # noqa: F403
 
 FILES = read_library(library_root())
 PUBLISHED = {f.entry.slug: f.entry for f in FILES if f.entry.status == "published"}

@@ -14,7 +14,6 @@ from infra.settings import load_settings
 from schemas.datasets import pg_schema
 from schemas.natural_keys import market_id
 from tests.conftest import with_database
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import KEY_SECRET, _clone, _drop, make_key
 from tests.support.listening import eventually, stop_listening
 

@@ -12,7 +12,6 @@ import pytest
 from domain import prices
 from domain.ids import is_id
 from schemas.natural_keys import market_id
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import ODDS_API, SAMPLES, game_of, nfl_game_id
 
 API_DIR = Path(__file__).resolve().parents[2] / "api"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from tests.support.api_fixtures import *  # noqa: F403
 
 
 def _count(text: str, path: str, status: str, name: str = "svc_api_requests_total") -> float:

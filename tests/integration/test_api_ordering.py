@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncpg
 
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import nfl_game_id
 
 

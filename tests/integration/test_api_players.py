@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import INGESTED, SAMPLES, nfl_game_id, nfl_player, nfl_team
 
 

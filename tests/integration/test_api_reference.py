@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from domain.ids import is_id
 from schemas.natural_keys import competition_id, season_id, sport_id
-from tests.support.api_fixtures import *  # noqa: F403
 
 
 async def test_sports_on_one_page_by_slug_with_their_competitions(api):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from schemas.natural_keys import competition_id
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import nfl_player, nfl_team
 
 

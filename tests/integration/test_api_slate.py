@@ -6,7 +6,6 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import nfl_game_id
 
 

@@ -16,7 +16,6 @@ import client
 from api.app import create_app
 from client import models
 from schemas.natural_keys import market_id
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.sample_fold import SAMPLES, nfl_game_id, nfl_player
 
 

@@ -23,7 +23,6 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from infra.net import free_port
-from tests.support.api_fixtures import *  # noqa: F403
 from tests.support.api_fixtures import KEY_SECRET, make_key
 from tests.support.live_server import ROOT, api_server
 from tests.support.processes import stop

@@ -11,7 +11,6 @@ from access.store import revoke_key
 from api.app import create_app
 from schemas.cost_line import RG_LINE
 from tests.integration.access_support import problem
-from tests.support.api_fixtures import *  # noqa: F403
 from wire.tickets import SITE_ACCOUNT
 
 NY = "America/New_York"

@@ -11,7 +11,7 @@ import pytest
 
 from access.store import revoke_key
 from domain.ids import is_id
-from tests.integration.access_support import make_key, problem, redis_url, serving  # noqa: F401
+from tests.integration.access_support import make_key, problem, serving
 from wire.tickets import TICKET_SECONDS, redeem_ticket
 
 GAME = "game:gm_8k3q2d7r1m4x9c6v5b0n"

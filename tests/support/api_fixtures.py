@@ -4,7 +4,8 @@ others), and the served app (front door, access, routes, lifespan) driven in pro
 
 Callers use a Scale-plan key (3000 calls a minute) so the suite is not throttled by the
 anonymous plan's per-address limits; keyless behaviour is tested where it matters.
-Import the fixtures into a test module with `from tests.support.api_fixtures import *`.
+The fixtures are a plugin of tests/conftest.py (`pytest_plugins`): any test may ask for them;
+never import them into a test module (a session fixture would be built again per module).
 """
 
 from __future__ import annotations
