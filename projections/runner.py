@@ -68,6 +68,25 @@ COLLECT_EVERY = 600.0
 SWITCH_INTERVAL = 0.001
 
 
+class FailingFor:
+    """How long a check has failed without a success between: the watch gives up on the database
+    or the log by this, not by a count of failures (a count means nothing when each try can take
+    from milliseconds to its whole timeout)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+
+    def ok(self) -> None:
+        self.since = None
+
+    def failed(self) -> float:
+        """One more failure: seconds since the first of this run of failures."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        return now - self.since
+
+
 @dataclass
 class Lane:
     """One dataset's projector with its connections, relay and catch-up task."""
@@ -197,9 +216,9 @@ class Projector:
         reach): a log we cannot read is not a log that changed, and a rebuild would only replay
         from the same broker the same records once it answers; a plain restart resumes."""
         give_up_after = self.settings.stall_after_seconds
-        unread_since: float | None = None
+        unread = FailingFor()
         conn: asyncpg.Connection | None = None
-        unreachable_since: float | None = None
+        unreachable = FailingFor()
         # per dataset: the tracking rows last seen while behind the log, and since when
         still: dict[str, tuple[dict, float]] = {}
         try:
@@ -208,11 +227,10 @@ class Projector:
                 if conn is None or conn.is_closed():
                     try:
                         conn = await connect(self.settings.require_database(), timeout=WATCH_EVERY)
-                        unreachable_since = None
+                        unreachable.ok()
                     except DATABASE_DOWN as exc:
                         conn = None
-                        unreachable_since = unreachable_since or time.monotonic()
-                        waited = time.monotonic() - unreachable_since
+                        waited = unreachable.failed()
                         log.warning("cannot reach the database for %.0fs (%r)", waited, exc)
                         if waited >= give_up_after:
                             self._give_up(f"the database has been out of reach for {waited:.0f}s")
@@ -230,13 +248,12 @@ class Projector:
                             reason = await stale_reason(conn, pg_schema(dataset), epoch, ends, tracking)
                             if self._stalled(dataset, tracking, ends, still):
                                 return
-                        unread_since = None
+                        unread.ok()
                     except Exception as exc:
                         if conn.is_closed():  # the database, not the log: reconnect next round
                             log.warning("lost the database connection (%r)", exc)
                             break
-                        unread_since = unread_since or time.monotonic()
-                        waited = time.monotonic() - unread_since
+                        waited = unread.failed()
                         log.warning("cannot check the log for %.0fs (%r)", waited, exc)
                         if waited >= give_up_after:
                             self._give_up(f"the log could not be read for {waited:.0f}s")

@@ -32,14 +32,8 @@ def __getattr__(name: str):
 
 async def _run(rounds: int, rates: tuple[int, ...]) -> None:
     from tests.perf import bench_wire_fanout as fan
-    from tests.perf.run import BenchContext
+    from tests.perf.run import bench_stack
     from tests.support.live_server import api_process
-    from infra.broker import start_broker
-    from infra.db import wait_for_database
-    from infra.postgres import database_url as embedded_url
-    from infra.postgres import start_postgres
-    import tempfile
-    from pathlib import Path
 
     import asyncpg
 
@@ -48,16 +42,8 @@ async def _run(rounds: int, rates: tuple[int, ...]) -> None:
     from tests.support.projection_harness import project
     from tests.support.sample_fold import sample_events
 
-    workdir = Path(tempfile.mkdtemp(prefix="svc-gcprobe-"))
-    broker, port = start_broker(log_path=workdir / "tansu.log")
-    pg_server = os.environ.get("DATABASE_URL")
-    pg_proc = None
-    if not pg_server:
-        pg_proc, pg_port = start_postgres(workdir / "pg", durable=False)
-        pg_server = embedded_url(pg_port)
-    await wait_for_database(pg_server)
-    ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir)
-    try:
+    async with bench_stack("svc-gcprobe-") as ctx:
+        workdir = ctx.workdir
         settings = await ctx.fresh_settings(key_secret=fan.KEY_SECRET)
         await ensure_topics(settings)
         conn = await asyncpg.connect(settings.database_url)
@@ -98,12 +84,6 @@ async def _run(rounds: int, rates: tuple[int, ...]) -> None:
                     }), flush=True)
         finally:
             await deltas.producer.stop()
-    finally:
-        await ctx.cleanup()
-        broker.terminate()
-        if pg_proc is not None:
-            pg_proc.terminate()
-            pg_proc.wait(30)
 
 
 def main() -> None:

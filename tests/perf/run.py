@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -124,24 +126,39 @@ def _table(results: dict[str, list[Figure]]) -> str:
     return "\n".join(lines)
 
 
+@asynccontextmanager
+async def bench_stack(prefix: str, **options) -> AsyncIterator[BenchContext]:
+    """A broker and a database (DATABASE_URL's server, or an embedded one) in a fresh work dir,
+    as a BenchContext; both stopped on the way out. `make bench` and the side probes share it."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    broker, port = start_broker(log_path=workdir / "tansu.log")
+    pg_proc = None
+    try:
+        pg_server = os.environ.get("DATABASE_URL")
+        if not pg_server:
+            pg_proc, pg_port = start_postgres(workdir / "pg", durable=False)
+            pg_server = embedded_url(pg_port)
+        await wait_for_database(pg_server)
+        ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir, **options)
+        try:
+            yield ctx
+        finally:
+            await ctx.cleanup()
+    finally:
+        broker.terminate()
+        if pg_proc is not None:
+            pg_proc.terminate()
+            pg_proc.wait(30)
+
+
 async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5m: bool = False) -> int:
     names = _modules(only)
     if not names:
         print("no benchmarks selected", file=sys.stderr)
         return 1
-    workdir = Path(tempfile.mkdtemp(prefix="svc-bench-"))
-    broker, port = start_broker(log_path=workdir / "tansu.log")
-    pg_proc = None
-    pg_server = os.environ.get("DATABASE_URL")
-    if not pg_server:
-        pg_proc, pg_port = start_postgres(workdir / "pg", durable=False)
-        pg_server = embedded_url(pg_port)
-    await wait_for_database(pg_server)
-    ctx = BenchContext(bootstrap=f"127.0.0.1:{port}", pg_server=pg_server, workdir=workdir,
-                       pipeline_minutes=pipeline_minutes, scaling_5m=scaling_5m)
     results: dict[str, list[Figure]] = {}
     failed = False
-    try:
+    async with bench_stack("svc-bench-", pipeline_minutes=pipeline_minutes, scaling_5m=scaling_5m) as ctx:
         for name in names:
             module = importlib.import_module(f"tests.perf.{name}")
             print(f"== {name}", flush=True)
@@ -154,12 +171,6 @@ async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5
                 traceback.print_exc()  # where, not only what: a long bench is costly to run again
                 results[name] = [Figure("failed", 0, "", note=repr(exc)[:120])]
             print(f"   done in {time.monotonic() - started:.1f}s", flush=True)
-    finally:
-        await ctx.cleanup()
-        broker.terminate()
-        if pg_proc is not None:
-            pg_proc.terminate()
-            pg_proc.wait(30)
     print(_table(results))
     _record(results)
     return 1 if failed else 0
