@@ -73,18 +73,23 @@ class FailingFor:
     or the log by this, not by a count of failures (a count means nothing when each try can take
     from milliseconds to its whole timeout)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: float, failing: str, given_up: str) -> None:
+        self.limit = limit
+        self.failing = failing  # logged with each failure: "<failing> for <n>s (<error>)"
+        self.given_up = given_up  # the reason to give up: "<given_up> for <n>s"
         self.since: float | None = None
 
     def ok(self) -> None:
         self.since = None
 
-    def failed(self) -> float:
-        """One more failure: seconds since the first of this run of failures."""
+    def failed(self, exc: BaseException) -> str | None:
+        """One more failure, logged; the reason to give up once the failures have lasted `limit`."""
         now = time.monotonic()
         if self.since is None:
             self.since = now
-        return now - self.since
+        waited = now - self.since
+        log.warning("%s for %.0fs (%r)", self.failing, waited, exc)
+        return f"{self.given_up} for {waited:.0f}s" if waited >= self.limit else None
 
 
 @dataclass
@@ -216,9 +221,9 @@ class Projector:
         reach): a log we cannot read is not a log that changed, and a rebuild would only replay
         from the same broker the same records once it answers; a plain restart resumes."""
         give_up_after = self.settings.stall_after_seconds
-        unread = FailingFor()
+        unread = FailingFor(give_up_after, "cannot check the log", "the log could not be read")
         conn: asyncpg.Connection | None = None
-        unreachable = FailingFor()
+        unreachable = FailingFor(give_up_after, "cannot reach the database", "the database has been out of reach")
         # per dataset: the tracking rows last seen while behind the log, and since when
         still: dict[str, tuple[dict, float]] = {}
         try:
@@ -230,10 +235,8 @@ class Projector:
                         unreachable.ok()
                     except DATABASE_DOWN as exc:
                         conn = None
-                        waited = unreachable.failed()
-                        log.warning("cannot reach the database for %.0fs (%r)", waited, exc)
-                        if waited >= give_up_after:
-                            self._give_up(f"the database has been out of reach for {waited:.0f}s")
+                        if given_up := unreachable.failed(exc):
+                            self._give_up(given_up)
                             return
                         continue
                 for dataset, lane in self.lanes.items():
@@ -253,10 +256,8 @@ class Projector:
                         if conn.is_closed():  # the database, not the log: reconnect next round
                             log.warning("lost the database connection (%r)", exc)
                             break
-                        waited = unread.failed()
-                        log.warning("cannot check the log for %.0fs (%r)", waited, exc)
-                        if waited >= give_up_after:
-                            self._give_up(f"the log could not be read for {waited:.0f}s")
+                        if given_up := unread.failed(exc):
+                            self._give_up(given_up)
                             return
                         continue
                     if epoch != lane.projector.epoch or reason is not None:
