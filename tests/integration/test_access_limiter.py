@@ -35,16 +35,23 @@ async def test_admits_exactly_the_limit_under_concurrency(windows):
 
 
 async def test_a_burst_wider_than_the_connection_pool_is_counted_in_the_shared_window(redis_url):  # noqa: F811
-    """More concurrent calls than connections queue for one; none slips into the in-process count."""
+    """More concurrent calls than connections queue for one; none slips into the in-process count.
+
+    What is tested is the queue, not the time-outs: the wait for a connection and for a reply are
+    generous here, because on a loaded two-core CI box 150 calls through 4 connections can take
+    longer than the product's 2 s wait and 1 s reply bound, and a call past either is counted
+    in-process by design (test_redis_down_falls_back_to_in_process_windows), which admitted 124
+    of 150 in one CI run.
+    """
     if not redis_url:
         pytest.skip("needs redis-server or REDIS_URL")
-    client = shared_redis(redis_url, connections=4)
+    client = shared_redis(redis_url, connections=4, wait=60.0, io_timeout=30.0)
     try:
         windows = Windows(client, prefix=f"test:{secrets.token_hex(4)}:")
         policy = RatePolicy("free", 120, 60)
         readings = await asyncio.gather(*(windows.hit("acct_burst:live", policy) for _ in range(150)))
-        assert sum(r.allowed for r in readings) == 120
         assert len(windows.memory) == 0  # nothing was counted in-process
+        assert sum(r.allowed for r in readings) == 120
     finally:
         await client.aclose()
 
