@@ -5,7 +5,8 @@ the same team named on every row of a file is one event. Each is encoded once, f
 and for the log alike (`stamp_encoded`). Every event is checked against
 the bounds (schemas/bounds.py) before it can reach the log: a price quote outside them is
 dead-lettered alone, any other event takes its whole record with it. A record whose events
-cannot be built at all is dead-lettered with the reason; the batch goes on.
+cannot be built at all, or that builds an event of a type the log does not know (not in
+`schemas.events.AnyEvent`), is dead-lettered with the reason; the batch goes on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from ingest.records import RECORD_ERRORS, Item, Record, Rejected, Resolution, reason_of
 from ingest.resolution import MemoryResolver
 from schemas.bounds import event_problem
-from schemas.events import AnyEvent, PriceQuoted, event_key, event_topic, stamp_encoded
+from schemas.events import AnyEvent, PriceQuoted, event_key, event_topic, require_registered, stamp_encoded
 
 BATCH_RECORDS = 256
 
@@ -72,6 +73,8 @@ def build(batch: Batch, resolution: Resolution, state: RunState) -> Built:
     for record in batch.records:
         try:
             out = record.build(resolution)
+            if not isinstance(out, Rejected):
+                require_registered(out)  # an event the log has no key for: its record is dead-lettered
         except RECORD_ERRORS as exc:
             out = Rejected(record.index, record.location, record.raw, reason_of(exc))
         if isinstance(out, Rejected):

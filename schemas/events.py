@@ -12,13 +12,14 @@ Prices, points and stats are `Decimal`, encoded as strings: their exact digits s
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from decimal import Decimal
-from typing import Literal, Union
+from typing import ClassVar, Literal, Union, get_args
 
 import msgspec
 
-from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS
+from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS, FEED_TOPICS
 from domain.ids import PREFIXES, _encode
 from domain.prices import QuoteFormat
 from schemas.library import LibraryEntry
@@ -40,7 +41,15 @@ class KnownBy(msgspec.Struct, frozen=True):
 
 
 class Event(msgspec.Struct, kw_only=True, frozen=True, tag_field="type"):
-    """Provenance every event carries; subclasses add the payload."""
+    """Provenance every event carries; subclasses add the payload.
+
+    Each event type also declares where the log keeps it (class attributes, not fields: they
+    are not encoded): `feed`, its feed topic, and `key_field`, the field naming the entity
+    whose order the log must keep (the Kafka record key). The four kinds below declare them
+    for their types; at import every type `AnyEvent` names is checked to declare both."""
+
+    feed: ClassVar[str]
+    key_field: ClassVar[str]
 
     v: int = 1
     event_id: str = ""
@@ -50,10 +59,30 @@ class Event(msgspec.Struct, kw_only=True, frozen=True, tag_field="type"):
     ingest_ts: datetime
 
 
+class TeamEvent(Event, kw_only=True, frozen=True):
+    feed: ClassVar[str] = FEED_TEAMS
+    key_field: ClassVar[str] = "team_id"
+
+
+class GameEvent(Event, kw_only=True, frozen=True):
+    feed: ClassVar[str] = FEED_GAMES
+    key_field: ClassVar[str] = "game_id"
+
+
+class PlayerEvent(Event, kw_only=True, frozen=True):
+    feed: ClassVar[str] = FEED_PLAYERS
+    key_field: ClassVar[str] = "player_id"
+
+
+class ReferenceEvent(Event, kw_only=True, frozen=True):
+    feed: ClassVar[str] = FEED_REFERENCE
+    key_field: ClassVar[str] = "entry_id"
+
+
 # ---- teams (key: team_id, topic feed.teams) -------------------------------------------------
 
 
-class TeamRegistered(Event, kw_only=True, frozen=True, tag="team.registered"):
+class TeamRegistered(TeamEvent, kw_only=True, frozen=True, tag="team.registered"):
     team_id: str
     sport: str
     competition: str
@@ -67,7 +96,7 @@ class TeamRegistered(Event, kw_only=True, frozen=True, tag="team.registered"):
 # ---- games and markets (key: game_id, topic feed.games) -------------------------------------
 
 
-class GameScheduled(Event, kw_only=True, frozen=True, tag="game.scheduled"):
+class GameScheduled(GameEvent, kw_only=True, frozen=True, tag="game.scheduled"):
     game_id: str
     sport: str
     competition: str
@@ -84,14 +113,14 @@ class GameScheduled(Event, kw_only=True, frozen=True, tag="game.scheduled"):
     known_by: list[KnownBy] = []
 
 
-class GameRescheduled(Event, kw_only=True, frozen=True, tag="game.rescheduled"):
+class GameRescheduled(GameEvent, kw_only=True, frozen=True, tag="game.rescheduled"):
     game_id: str
     kickoff_at: datetime | None = None
     kickoff_date: date | None = None
     venue: str | None = None
 
 
-class GameStateChanged(Event, kw_only=True, frozen=True, tag="game.state_changed"):
+class GameStateChanged(GameEvent, kw_only=True, frozen=True, tag="game.state_changed"):
     game_id: str
     status: GameStatus
     score_home: int | None = None
@@ -111,7 +140,7 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     point: Decimal | None = None
 
 
-class PriceQuoted(Event, kw_only=True, frozen=True, tag="price.quoted"):
+class PriceQuoted(GameEvent, kw_only=True, frozen=True, tag="price.quoted"):
     """One book's prices for every outcome of one market line."""
 
     game_id: str
@@ -128,14 +157,14 @@ class PriceQuoted(Event, kw_only=True, frozen=True, tag="price.quoted"):
     outcomes: list[Outcome]
 
 
-class MarketSuspended(Event, kw_only=True, frozen=True, tag="market.suspended"):
+class MarketSuspended(GameEvent, kw_only=True, frozen=True, tag="market.suspended"):
     game_id: str
     market_id: str
     book: str | None = None  # None: every book
     reason: str | None = None
 
 
-class MarketReopened(Event, kw_only=True, frozen=True, tag="market.reopened"):
+class MarketReopened(GameEvent, kw_only=True, frozen=True, tag="market.reopened"):
     game_id: str
     market_id: str
     book: str | None = None
@@ -144,7 +173,7 @@ class MarketReopened(Event, kw_only=True, frozen=True, tag="market.reopened"):
 # ---- players (key: player_id, topic feed.players) -------------------------------------------
 
 
-class PlayerRegistered(Event, kw_only=True, frozen=True, tag="player.registered"):
+class PlayerRegistered(PlayerEvent, kw_only=True, frozen=True, tag="player.registered"):
     player_id: str
     sport: str
     competition: str
@@ -154,14 +183,14 @@ class PlayerRegistered(Event, kw_only=True, frozen=True, tag="player.registered"
     known_by: list[KnownBy] = []
 
 
-class PlayerUpdated(Event, kw_only=True, frozen=True, tag="player.updated"):
+class PlayerUpdated(PlayerEvent, kw_only=True, frozen=True, tag="player.updated"):
     player_id: str
     name: str | None = None
     position: str | None = None
     team_id: str | None = None
 
 
-class InjuryReported(Event, kw_only=True, frozen=True, tag="injury.reported"):
+class InjuryReported(PlayerEvent, kw_only=True, frozen=True, tag="injury.reported"):
     player_id: str
     team_id: str | None = None
     season: int
@@ -177,14 +206,14 @@ class InjuryReported(Event, kw_only=True, frozen=True, tag="injury.reported"):
     reported_at: datetime | None = None
 
 
-class NewsPublished(Event, kw_only=True, frozen=True, tag="news.published"):
+class NewsPublished(PlayerEvent, kw_only=True, frozen=True, tag="news.published"):
     player_id: str
     kind: NewsKind
     headline: str  # one line, at most 200 characters
     published_at: datetime | None = None
 
 
-class StatLineRecorded(Event, kw_only=True, frozen=True, tag="stat_line.recorded"):
+class StatLineRecorded(PlayerEvent, kw_only=True, frozen=True, tag="stat_line.recorded"):
     """A player's stats for one game; season lines are derived from these."""
 
     player_id: str
@@ -199,7 +228,7 @@ class StatLineRecorded(Event, kw_only=True, frozen=True, tag="stat_line.recorded
 # ---- the reference library (key: entry_id, topic feed.reference) -----------------------------
 
 
-class ReferencePublished(Event, kw_only=True, frozen=True, tag="reference.published"):
+class ReferencePublished(ReferenceEvent, kw_only=True, frozen=True, tag="reference.published"):
     """An entry enters the library (or comes back after it was retired)."""
 
     entry_id: str  # ref_
@@ -210,7 +239,7 @@ class ReferencePublished(Event, kw_only=True, frozen=True, tag="reference.publis
     entry: LibraryEntry
 
 
-class ReferenceRevised(Event, kw_only=True, frozen=True, tag="reference.revised"):
+class ReferenceRevised(ReferenceEvent, kw_only=True, frozen=True, tag="reference.revised"):
     """A published entry's file changed (text, sources, metadata or review dates)."""
 
     entry_id: str
@@ -219,7 +248,7 @@ class ReferenceRevised(Event, kw_only=True, frozen=True, tag="reference.revised"
     entry: LibraryEntry
 
 
-class ReferenceRetired(Event, kw_only=True, frozen=True, tag="reference.retired"):
+class ReferenceRetired(ReferenceEvent, kw_only=True, frozen=True, tag="reference.retired"):
     """An entry leaves the library: its file was removed, or says `status = "retired"`."""
 
     entry_id: str
@@ -232,42 +261,42 @@ class ReferenceRetired(Event, kw_only=True, frozen=True, tag="reference.retired"
 # The same three steps as a library entry: the content files share one ingest and one fold.
 
 
-class StrategyPublished(Event, kw_only=True, frozen=True, tag="strategy.published"):
+class StrategyPublished(ReferenceEvent, kw_only=True, frozen=True, tag="strategy.published"):
     entry_id: str  # stg_
     revision: int
     path: str  # relative to the registry root
     entry: StrategyEntry
 
 
-class StrategyRevised(Event, kw_only=True, frozen=True, tag="strategy.revised"):
+class StrategyRevised(ReferenceEvent, kw_only=True, frozen=True, tag="strategy.revised"):
     entry_id: str
     revision: int
     path: str
     entry: StrategyEntry
 
 
-class StrategyRetired(Event, kw_only=True, frozen=True, tag="strategy.retired"):
+class StrategyRetired(ReferenceEvent, kw_only=True, frozen=True, tag="strategy.retired"):
     entry_id: str
     revision: int
     slug: str
     reason: str
 
 
-class RecipePublished(Event, kw_only=True, frozen=True, tag="recipe.published"):
+class RecipePublished(ReferenceEvent, kw_only=True, frozen=True, tag="recipe.published"):
     entry_id: str  # the chain ID, C1 ...
     revision: int
     path: str
     entry: RecipeEntry
 
 
-class RecipeRevised(Event, kw_only=True, frozen=True, tag="recipe.revised"):
+class RecipeRevised(ReferenceEvent, kw_only=True, frozen=True, tag="recipe.revised"):
     entry_id: str
     revision: int
     path: str
     entry: RecipeEntry
 
 
-class RecipeRetired(Event, kw_only=True, frozen=True, tag="recipe.retired"):
+class RecipeRetired(ReferenceEvent, kw_only=True, frozen=True, tag="recipe.retired"):
     entry_id: str
     revision: int
     slug: str  # the chain ID
@@ -298,13 +327,6 @@ AnyEvent = Union[
     RecipeRetired,
 ]
 
-_GAME_EVENTS = (GameScheduled, GameRescheduled, GameStateChanged, PriceQuoted, MarketSuspended, MarketReopened)
-_PLAYER_EVENTS = (PlayerRegistered, PlayerUpdated, InjuryReported, NewsPublished, StatLineRecorded)
-_REFERENCE_EVENTS = (
-    ReferencePublished, ReferenceRevised, ReferenceRetired, StrategyPublished, StrategyRevised, StrategyRetired,
-    RecipePublished, RecipeRevised, RecipeRetired,
-)
-
 _encoder = msgspec.json.Encoder(decimal_format="string", order="deterministic")
 decoder = msgspec.json.Decoder(AnyEvent)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -318,43 +340,60 @@ def decode(raw: bytes) -> AnyEvent:
     return decoder.decode(raw)
 
 
+class UnregisteredEvent(ValueError):
+    """An event of a type `AnyEvent` does not name: the log has no key or topic for it, and a
+    reader of the log could not decode it. Where records arrive (ingest/batches.py) the record
+    that built it is dead-lettered with this as its reason."""
+
+    def __init__(self, event: object) -> None:
+        kind = type(event)
+        tag = getattr(getattr(kind, "__struct_config__", None), "tag", None)
+        super().__init__(f"{kind.__name__} (type {tag!r}) is not a registered event type: "
+                         "schemas/events.py AnyEvent names every type the log can hold")
+
+
+def _routes() -> dict[type, tuple[str, str]]:
+    """(feed topic, key field) per registered event type, as each type declares them; an import
+    error if one does not (a new type must say where the log keeps it and by what key)."""
+    routes: dict[type, tuple[str, str]] = {}
+    for kind in get_args(AnyEvent):
+        feed, key = getattr(kind, "feed", None), getattr(kind, "key_field", None)
+        fields = {f.name: f for f in msgspec.structs.fields(kind)}
+        if feed not in FEED_TOPICS or key not in fields or fields[key].type is not str or not fields[key].required:
+            raise TypeError(f"event type {kind.__name__} must declare `feed` (one of {', '.join(FEED_TOPICS)}) "
+                            f"and `key_field` (a required str field of it); it has feed={feed!r}, key_field={key!r}")
+        routes[kind] = (feed, key)
+    return routes
+
+
+# one lookup by type: ingest keys and routes every event it sends
+_ROUTES = _routes()
+_KEY_FIELD: dict[type, str] = {kind: key for kind, (_, key) in _ROUTES.items()}
+_TOPIC: dict[type, str] = {kind: feed for kind, (feed, _) in _ROUTES.items()}
+
+
 def event_key(event: AnyEvent) -> str:
     """The entity whose order the log must keep for this event (the Kafka record key)."""
-    field = _KEY_FIELD.get(type(event))
-    if field is not None:  # (one lookup by type: ingest keys every event it sends)
-        return getattr(event, field)
-    if isinstance(event, _GAME_EVENTS):
-        return event.game_id
-    if isinstance(event, _PLAYER_EVENTS):
-        return event.player_id
-    if isinstance(event, _REFERENCE_EVENTS):
-        return event.entry_id
-    return event.team_id
+    try:
+        field = _KEY_FIELD[type(event)]
+    except KeyError:
+        raise UnregisteredEvent(event) from None
+    return getattr(event, field)
 
 
 def event_topic(event: AnyEvent) -> str:
     """The feed topic (without dataset prefix) this event belongs on."""
-    topic = _TOPIC.get(type(event))
-    if topic is not None:
-        return topic
-    if isinstance(event, _GAME_EVENTS):
-        return FEED_GAMES
-    if isinstance(event, _PLAYER_EVENTS):
-        return FEED_PLAYERS
-    if isinstance(event, _REFERENCE_EVENTS):
-        return FEED_REFERENCE
-    return FEED_TEAMS
+    try:
+        return _TOPIC[type(event)]
+    except KeyError:
+        raise UnregisteredEvent(event) from None
 
 
-# the two answers above per event type, as the isinstance rules give them
-_KEY_FIELD: dict[type, str] = {
-    **{t: "game_id" for t in _GAME_EVENTS}, **{t: "player_id" for t in _PLAYER_EVENTS},
-    **{t: "entry_id" for t in _REFERENCE_EVENTS}, TeamRegistered: "team_id",
-}
-_TOPIC: dict[type, str] = {
-    **{t: FEED_GAMES for t in _GAME_EVENTS}, **{t: FEED_PLAYERS for t in _PLAYER_EVENTS},
-    **{t: FEED_REFERENCE for t in _REFERENCE_EVENTS}, TeamRegistered: FEED_TEAMS,
-}
+def require_registered(events: Iterable[object]) -> None:
+    """`UnregisteredEvent` for the first of `events` whose type the log does not know."""
+    for event in events:
+        if type(event) not in _ROUTES:
+            raise UnregisteredEvent(event)
 
 
 def _bare(event: AnyEvent) -> bytes:

@@ -161,21 +161,6 @@ def test_which_runs_use_a_worker(monkeypatch):
     assert worker.wanted(1)
 
 
-def test_every_event_type_is_keyed_and_routed_as_the_rules_say():
-    import typing
-
-    from schemas import events as ev
-    from schemas.datasets import FEED_GAMES, FEED_PLAYERS, FEED_REFERENCE, FEED_TEAMS
-
-    plain = [(ev._GAME_EVENTS, "game_id", FEED_GAMES), (ev._PLAYER_EVENTS, "player_id", FEED_PLAYERS),
-             (ev._REFERENCE_EVENTS, "entry_id", FEED_REFERENCE), ((ev.TeamRegistered,), "team_id", FEED_TEAMS)]
-    types = typing.get_args(ev.AnyEvent)
-    assert set(ev._KEY_FIELD) == set(ev._TOPIC) == set(types)
-    for t in types:
-        (field, topic), = [(f, topic) for group, f, topic in plain if issubclass(t, group)]
-        assert (ev._KEY_FIELD[t], ev._TOPIC[t]) == (field, topic), t
-
-
 def test_a_run_on_an_event_loop_outside_the_main_thread_can_fork_its_worker(tmp_path):
     # (the child sets its signals: allowed, as a forked child's one thread is its main thread)
     import threading
