@@ -1,6 +1,11 @@
-"""Kafka clients built from settings: one place that knows producer and consumer options."""
+"""Kafka clients built from settings: one place that knows producer and consumer options, and
+how a client is started and stopped (`started`)."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
@@ -33,3 +38,21 @@ def make_consumer(settings: Settings, *topics: str, **overrides) -> AIOKafkaCons
     )
     options.update(overrides)
     return AIOKafkaConsumer(*topics, **options)
+
+
+Client = TypeVar("Client")
+
+
+@asynccontextmanager
+async def started(client: Client) -> AsyncIterator[Client]:
+    """`client` (an aiokafka producer, consumer or admin client, or a wrapper with `start` and
+    `stop`) started, and stopped however the block ends. The start is inside: a start that
+    raises (a broker down) or is cancelled (a caller's timeout at a broker that does not
+    answer) leaves connections and tasks behind too, and the process would log "Unclosed
+    AIOKafka..." or keep running on them instead of exiting."""
+    stop: Any = getattr(client, "stop", None) or client.close  # (the admin client closes)
+    try:
+        await client.start()
+        yield client
+    finally:
+        await stop()

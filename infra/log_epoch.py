@@ -12,7 +12,7 @@ import asyncio
 
 from aiokafka import TopicPartition
 
-from infra.kafka import make_consumer, make_producer
+from infra.kafka import make_consumer, make_producer, started
 from infra.settings import Settings
 from schemas.datasets import CONTROL, Dataset, topic_name
 from domain.ids import random_id
@@ -78,11 +78,7 @@ class EpochWatch:
 async def read_epoch(settings: Settings, dataset: Dataset, timeout: float = 10.0) -> str | None:
     """The epoch of the dataset's log, or None when none was written yet."""
     tp = TopicPartition(topic_name(dataset, CONTROL, settings.topic_namespace), 0)
-    consumer = make_consumer(settings)
-    try:
-        # started inside the try: a caller's timeout can cancel the start at a broker that does
-        # not answer, and the client must be closed then too
-        await consumer.start()
+    async with started(make_consumer(settings)) as consumer:
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
         if end == 0:
@@ -96,8 +92,6 @@ async def read_epoch(settings: Settings, dataset: Dataset, timeout: float = 10.0
                     return record.value[len(_PREFIX):].decode()
                 return None
         raise TimeoutError("control topic has records but none could be read")
-    finally:
-        await consumer.stop()
 
 
 async def ensure_epoch(settings: Settings, dataset: Dataset) -> str:
@@ -105,17 +99,13 @@ async def ensure_epoch(settings: Settings, dataset: Dataset) -> str:
     epoch = await read_epoch(settings, dataset)
     if epoch is not None:
         return epoch
-    producer = make_producer(settings)
-    await producer.start()
-    try:
+    async with started(make_producer(settings)) as producer:
         await producer.send_and_wait(
             topic_name(dataset, CONTROL, settings.topic_namespace),
             _PREFIX + random_id("event").removeprefix("evt_").encode(),
             key=b"epoch",
             partition=0,
         )
-    finally:
-        await producer.stop()
     epoch = await read_epoch(settings, dataset)
     assert epoch is not None
     return epoch

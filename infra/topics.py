@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from infra.kafka import started
 from infra.settings import Settings
 from schemas.datasets import CONTROL, DATASETS, DEADLETTER, FEED_TOPICS, WIRE_DELTAS, Dataset, topic_name
 
@@ -26,13 +27,9 @@ def topic_plan(settings: Settings, datasets: tuple[Dataset, ...] = DATASETS) -> 
 async def ensure_topics(settings: Settings, datasets: tuple[Dataset, ...] = DATASETS) -> dict[str, int]:
     """Create the topics that do not exist yet; returns the plan."""
     plan = topic_plan(settings, datasets)
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.require_bootstrap())
-    await admin.start()
-    try:
+    async with started(AIOKafkaAdminClient(bootstrap_servers=settings.require_bootstrap())) as admin:
         existing = set(await admin.list_topics())
         missing = [NewTopic(name, n, 1) for name, n in plan.items() if name not in existing]
         if missing:
             await admin.create_topics(missing)
-    finally:
-        await admin.close()
     return plan

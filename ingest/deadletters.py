@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiokafka import TopicPartition
 
-from infra.kafka import make_consumer
+from infra.kafka import make_consumer, started
 from infra.settings import Settings
 from schemas.datasets import DEADLETTER, Dataset, topic_name
 from schemas.deadletter import DeadLetter, decode_deadletter
@@ -13,10 +13,8 @@ from schemas.deadletter import DeadLetter, decode_deadletter
 async def read_dead_letters(settings: Settings, dataset: Dataset) -> list[DeadLetter]:
     """Every dead letter on the dataset's topic, oldest first (it has one partition)."""
     tp = TopicPartition(topic_name(dataset, DEADLETTER, settings.topic_namespace), 0)
-    consumer = make_consumer(settings)
     out: list[DeadLetter] = []
-    try:
-        await consumer.start()
+    async with started(make_consumer(settings)) as consumer:
         consumer.assign([tp])
         end = (await consumer.end_offsets([tp]))[tp]
         await consumer.seek_to_beginning(tp)
@@ -27,6 +25,4 @@ async def read_dead_letters(settings: Settings, dataset: Dataset) -> list[DeadLe
                 # the fetch's high watermark: tansu lists a short end offset (see ingest/export.py)
                 end, learned = max(end, hw), True
             out.extend(decode_deadletter(r.value) for r in batch.get(tp, []) if r.offset < end)
-    finally:
-        await consumer.stop()
     return out

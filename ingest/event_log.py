@@ -26,6 +26,7 @@ import asyncpg
 import msgspec
 
 from infra.db import connect
+from infra.kafka import started
 from infra.log_epoch import EpochWatch, ensure_epoch
 from infra.migrate import migrate
 from infra.settings import Settings
@@ -138,17 +139,10 @@ async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[
             appended = await AppendedRegistry.for_log(appended_conn, dataset, epoch)
             # what a run that died appended and did not record: recorded now, never sent twice
             marks = await reconcile(settings, dataset, appended)
-            await producer.start()
-            try:
-                await watch.start()
-                try:
-                    log = EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch)
-                    yield log
-                    await close_run(settings, dataset, appended, marks, log.appended_records)
-                finally:
-                    await watch.stop()
-            finally:
-                await producer.stop()
+            async with started(producer), started(watch):
+                log = EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch)
+                yield log
+                await close_run(settings, dataset, appended, marks, log.appended_records)
         finally:
             await appended_conn.close()
     finally:

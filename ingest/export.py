@@ -20,7 +20,7 @@ import msgspec
 from aiokafka import TopicPartition
 
 from infra.aiokafka_adapter import partitions_of
-from infra.kafka import make_consumer
+from infra.kafka import make_consumer, started
 from infra.settings import Settings
 from schemas.datasets import FEED_TOPICS, Dataset, topic_name
 from schemas.events import decode
@@ -65,9 +65,7 @@ async def read_log(
     """The feed records of the dataset's log (of the feed topics `bases`) up to its end when
     called, in merged order."""
     names = {topic_name(dataset, base, settings.topic_namespace): base for base in bases}
-    consumer = make_consumer(settings)
-    try:
-        await consumer.start()
+    async with started(make_consumer(settings)) as consumer:
         tps = await partitions_of(consumer, list(names))
         consumer.assign(tps)
         end = await consumer.end_offsets(tps)
@@ -111,8 +109,6 @@ async def read_log(
             stalled = 0 if fetched else stalled + 1
             if stalled > STALL_LIMIT:
                 raise TimeoutError(f"no records from {sorted(str(tp) for tp in pending)} below their end offsets")
-    finally:
-        await consumer.stop()
 
 
 def merged(partitions: list[list[LogRecord]]) -> list[LogRecord]:

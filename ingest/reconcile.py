@@ -18,7 +18,7 @@ import time
 import msgspec
 
 from infra.aiokafka_adapter import partitions_of
-from infra.kafka import make_consumer
+from infra.kafka import make_consumer, started
 from infra.settings import Settings
 from ingest.appended import AppendedRegistry
 from schemas.datasets import DEADLETTER, FEED_TOPICS, Dataset, topic_name
@@ -45,9 +45,7 @@ async def read_ids(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -
     from ingest.event_log import dead_letter_id
 
     names = log_topics(settings, dataset)
-    consumer = make_consumer(settings, fetch_max_wait_ms=10)
-    await consumer.start()
-    try:
+    async with started(make_consumer(settings, fetch_max_wait_ms=10)) as consumer:
         tps = await partitions_of(consumer, list(names))
         if not tps:
             return [], {}
@@ -79,15 +77,11 @@ async def read_ids(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -
             elif time.monotonic() - last_progress > STALL_SECONDS:
                 raise asyncio.TimeoutError(f"no records from {sorted(map(str, pending))} below their ends")
         return ids, ends
-    finally:
-        await consumer.stop()
 
 
 async def log_ends(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -> dict[TP, int]:
     """The ends of the partitions (reading nothing when they did not grow past the marks)."""
-    consumer = make_consumer(settings, fetch_max_wait_ms=10)
-    await consumer.start()
-    try:
+    async with started(make_consumer(settings, fetch_max_wait_ms=10)) as consumer:
         tps = await partitions_of(consumer, list(log_topics(settings, dataset)))
         consumer.assign(tps)
         for tp in tps:  # one record before the mark: the fetch answers with the high watermark
@@ -103,8 +97,6 @@ async def log_ends(settings: Settings, dataset: Dataset, marks: dict[TP, int]) -
                 if mark is not None:
                     ends[(tp.topic, tp.partition)] = mark
         return ends
-    finally:
-        await consumer.stop()
 
 
 async def reconcile(settings: Settings, dataset: Dataset, appended: AppendedRegistry) -> dict[TP, int]:

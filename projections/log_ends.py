@@ -14,7 +14,7 @@ import time
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from infra.aiokafka_adapter import partitions_of
-from infra.kafka import make_consumer
+from infra.kafka import make_consumer, started
 from infra.settings import Settings
 
 TP = tuple[str, int]
@@ -42,12 +42,8 @@ async def high_watermarks(consumer: AIOKafkaConsumer, tps: list[TopicPartition],
 
 
 async def log_end_offsets(settings: Settings, topics: list[str]) -> dict[TP, int]:
-    consumer = make_consumer(settings, fetch_max_wait_ms=50)
-    try:
-        await consumer.start()  # in the try: a timeout may cancel it, and the client is closed then too
+    async with started(make_consumer(settings, fetch_max_wait_ms=50)) as consumer:
         return await high_watermarks(consumer, await partitions_of(consumer, topics))
-    finally:
-        await consumer.stop()
 
 
 async def record_times(settings: Settings, positions: dict[TP, int], timeout: float = 10.0) -> dict[TP, float]:
@@ -56,9 +52,7 @@ async def record_times(settings: Settings, positions: dict[TP, int], timeout: fl
     partition's first record where the offset is below what the log still holds."""
     if not positions:
         return {}
-    consumer = make_consumer(settings, fetch_max_wait_ms=50)
-    try:
-        await consumer.start()  # in the try: a timeout may cancel it, and the client is closed then too
+    async with started(make_consumer(settings, fetch_max_wait_ms=50)) as consumer:
         tps = {TopicPartition(topic, partition): offset for (topic, partition), offset in positions.items()}
         consumer.assign(list(tps))
         for tp, offset in tps.items():
@@ -73,5 +67,3 @@ async def record_times(settings: Settings, positions: dict[TP, int], timeout: fl
                     found[(tp.topic, tp.partition)] = records[0].timestamp / 1000
                     consumer.pause(tp)  # one record is all we need of it
         return found
-    finally:
-        await consumer.stop()

@@ -15,7 +15,7 @@ import logging
 from contextlib import contextmanager
 
 import asyncpg
-from infra.kafka import make_consumer
+from infra.kafka import make_consumer, started
 from projections.batch import TP, Batch, Fold
 from infra.aiokafka_adapter import partitions_of
 from projections.log_ends import high_watermarks
@@ -117,8 +117,13 @@ def _behind(consumer, tps, tracking: dict[TP, int], taken: int) -> int | None:
 
 
 async def _run(projector, conn, targets, stop, follow, batch_records, at_head, write_every) -> int:
-    consumer = make_consumer(projector.settings, fetch_max_wait_ms=100)
-    await consumer.start()
+    async with started(make_consumer(projector.settings, fetch_max_wait_ms=100)) as consumer:
+        return await _read_and_fold(consumer, projector, conn, targets, stop, follow, batch_records, at_head,
+                                    write_every)
+
+
+async def _read_and_fold(consumer, projector, conn, targets, stop, follow, batch_records, at_head, write_every) -> int:
+    """`_run`'s reading and folding with its consumer started (and stopped after this returns)."""
     pending: tuple[Batch, asyncio.Task] | None = None
     fold: Fold | None = None  # folded, not yet closed into a batch
     applied = 0
@@ -205,7 +210,6 @@ async def _run(projector, conn, targets, stop, follow, batch_records, at_head, w
                 await _finish(projector, pending, newer=None)
             except BaseException:
                 pass
-        await consumer.stop()
 
 
 async def _finish(projector: DatasetProjector, pending: tuple[Batch, asyncio.Task], newer: Batch | None) -> None:
