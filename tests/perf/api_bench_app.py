@@ -9,6 +9,8 @@ trivial baseline a read route's throughput and latency are compared with in the 
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 
 from litestar import get
 
@@ -27,5 +29,10 @@ async def constant() -> dict[str, bool]:
 
 
 app.app.register(constant)  # the Litestar app behind the front door (api/front.py)
+
+if os.environ.get("SVC_BENCH_LOOPWATCH"):  # where the loop is blocked, slice by slice (tests/perf/loop_watch.py)
+    from tests.perf import loop_watch
+
+    app.app.on_startup.append(lambda: loop_watch.start(Path(os.environ["SVC_BENCH_LOOPWATCH"])))
 
 __all__ = ["app"]

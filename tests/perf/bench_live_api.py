@@ -22,7 +22,13 @@ sandbox play` replays the day (the projector writing the read models, deltas goi
 constant route alone, each route alone, the constant route alone again, and the mix. A route's
 throughput is its requests/s alone over the mean of the two constant loads around it; its p99 is
 taken in the mix (every route waiting behind every other) and alone. The play is checked to have
-lasted through every load.
+lasted through every load. The serving process's CPU per request in the quiet and the played mix is
+reported beside the mix's p99 (a figure the shared box's noise moves less than a p99).
+
+Diagnostics: SVC_BENCH_PYSPY=1 samples the serving process during the played mix (py-spy);
+SVC_BENCH_LOOPWATCH=<file> records every stretch over 5 ms in which the serving process's event loop
+did not turn, with stacks, each load's start marked (`python -m tests.perf.loop_watch <file>
+"played mix"` summarises one load; tests/perf/loop_watch.py).
 """
 
 from __future__ import annotations
@@ -154,15 +160,32 @@ class Listeners:
             self.proc.wait()
 
 
+def _serving(pid: int) -> psutil.Process:
+    """The process that serves requests: the server's worker (granian's), or the server itself."""
+    return ([p for p in psutil.Process(pid).children(recursive=True)] or [psutil.Process(pid)])[-1]
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
 def _profile(ctx: BenchContext, pid: int, seconds: float) -> subprocess.Popen | None:
     """With SVC_BENCH_PYSPY set, py-spy samples the API's serving process during the played mix
     (flat by function, the busiest first: <workdir>/live-api-profile.txt; and a flame graph)."""
     if not os.environ.get("SVC_BENCH_PYSPY"):
         return None
-    worker = ([p.pid for p in psutil.Process(pid).children(recursive=True)] or [pid])[-1]  # granian's worker
+    worker = _serving(pid).pid
     return subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(worker), "--duration", str(int(seconds)), "--nonblocking",
                              "--format", "raw", "-o", str(ctx.workdir / "live-api-profile.txt")],
                             stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-pyspy.log", "wb"))
+
+
+def _mark(load: str) -> None:
+    """With SVC_BENCH_LOOPWATCH set (tests/perf/loop_watch.py), the start of a load in its file."""
+    if path := os.environ.get("SVC_BENCH_LOOPWATCH"):
+        with open(path, "a") as out:
+            out.write(json.dumps({"at": time.time(), "load": load}) + "\n")
 
 
 def _route_of(name: str) -> str:
@@ -196,7 +219,10 @@ async def run(ctx: BenchContext) -> list[Figure]:
             for name, path in routes.items():
                 by_route.setdefault(_route_of(name), []).append(base + path)
             await asyncio.to_thread(_load, mix + constant, WARMUP_SECONDS, key)  # first queries, caches
+            serving = _serving(api_proc.pid)
+            cpu_before = _cpu_seconds(serving)
             quiet_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
+            quiet_cpu = _cpu_seconds(serving) - cpu_before
             play = subprocess.Popen([*SVC, "sandbox", "play", "--speed", PLAY_SPEED], env=env, cwd=ROOT,
                                     stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-play.log", "wb"))
             await asyncio.sleep(3)  # under way: the pre-game is in the log already, the day's events follow
@@ -206,13 +232,19 @@ async def run(ctx: BenchContext) -> list[Figure]:
                 channels.read_models(pg_schema("test")),
                 lambda *args: notified.__setitem__(args[3], notified.get(args[3], 0) + 1))
             noted_from = time.monotonic()
+            _mark("constant before")
             constant_before = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
             alone = {}
             for route, urls in by_route.items():
+                _mark(route)
                 alone[route] = await asyncio.to_thread(_load, urls, ALONE_SECONDS, key)
             constant_after = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
             profile = _profile(ctx, api_proc.pid, MIX_SECONDS)
+            _mark("played mix")
+            cpu_before = _cpu_seconds(serving)
             played_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
+            mix_cpu = _cpu_seconds(serving) - cpu_before
+            _mark("end")
             if profile is not None:
                 profile.wait(60)
             still_playing = play.poll() is None
@@ -243,7 +275,10 @@ async def run(ctx: BenchContext) -> list[Figure]:
                f"constant route {rate(constant_before):.0f} then {rate(constant_after):.0f} req/s"),
         Figure("read mix p99 during play", played_mix["p99_ms"], "ms", "GET /v1/bench/constant p99 alone, during play",
                constant_p99, "<= 20 ms",
-               f"p50 {played_mix['p50_ms']:.1f} ms; quiet: mix p99 {quiet_mix['p99_ms']:.1f} ms"),
+               f"p50 {played_mix['p50_ms']:.1f} ms; quiet: mix p99 {quiet_mix['p99_ms']:.1f} ms; the serving process's "
+               f"CPU during the mix {mix_cpu:.1f} s, {mix_cpu / max(1, played_mix['requests']) * 1e6:.0f} us a request "
+               f"(Wire fan-out to the listeners included); quiet {quiet_cpu / max(1, quiet_mix['requests']) * 1e6:.0f} us "
+               f"a request"),
     ]
     for route, result in alone.items():
         figures.append(Figure(f"{route} requests/s alone during play", rate(result), "req/s", base_name, constant_rate,
