@@ -22,10 +22,9 @@ from urllib.parse import parse_qsl
 
 import msgspec
 import structlog
-from litestar.config.compression import CompressionConfig
-from litestar.middleware.compression import CompressionMiddleware
 
 from api import metrics
+from api.compress import Gzip
 from api.problems import PROBLEM_MEDIA_TYPE, bounded, build_problem
 from domain.ids import RandomIds
 
@@ -55,10 +54,7 @@ _QUERY_CACHE_SIZE = 4096
 # CPU is what the p99 target is spent on.
 COMPRESS_MIN_BYTES = 1024
 COMPRESS_LEVEL = 1
-COMPRESSION = CompressionConfig(
-    backend="gzip", minimum_size=COMPRESS_MIN_BYTES, gzip_compress_level=COMPRESS_LEVEL,
-    exclude=["^/v1/stream/"],  # server-sent events go out as they happen, never held in a compressor
-)
+_NOT_COMPRESSED = "/v1/stream/"  # server-sent events go out as they happen, never held in a compressor
 
 log = structlog.get_logger("api.access")
 
@@ -166,7 +162,7 @@ class FrontDoor:
         self.app = app
         # compressed here, outside the app, so what the read cache keeps (api/read_cache.py) is
         # the plain body, served compressed or not per request as each client asks
-        self._served = CompressionMiddleware(app, COMPRESSION)
+        self._gzipped = Gzip(app, COMPRESS_MIN_BYTES, COMPRESS_LEVEL)
         self.docs_url = docs_url
         self._request_id = RandomIds("request")
         self._log: Any = None  # the configured logger, bound at the first request
@@ -189,7 +185,7 @@ class FrontDoor:
         request_id = self._request_id()
         version = client_request_id = None
         gzip = False
-        served = self._served
+        served = self.app
         for name, value in scope["headers"]:
             name = name.lower()
             if name == b"client-request-id":
@@ -198,14 +194,14 @@ class FrontDoor:
                 version = value.decode("latin-1")
             elif name == b"accept-encoding" and b"gzip" in value:
                 gzip = accepts_gzip(value.decode("latin-1"))
-                if not gzip:
-                    served = self.app  # the compressor looks for "gzip" anywhere in the header, even "gzip;q=0"
         state = scope.get("state")
         if state is None:
             state = scope["state"] = {}
         state["gzip"] = gzip  # the read cache serves its kept gzip body then (api/read_cache.py)
         state["request_id"] = request_id
         path = scope["path"]
+        if gzip and not path.startswith(_NOT_COMPRESSED):
+            served = self._gzipped
         refusal = self._refusal(path, scope.get("query_string", b""), version, client_request_id)
         if client_request_id is not None and not _CLIENT_REQUEST_ID.fullmatch(client_request_id):
             client_request_id = None  # refused: not echoed

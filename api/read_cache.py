@@ -36,7 +36,6 @@ import time
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
-from litestar.utils.scope.state import ScopeState
 
 from api.front import COMPRESS_LEVEL, COMPRESS_MIN_BYTES
 from api.kept import Kept, KeptStore
@@ -61,12 +60,12 @@ _VARY = (b"vary", b"Accept-Encoding")
 async def _serve(kept: Kept, request_id: str, scope: Scope, send: Send) -> None:
     """The kept response; gzipped from its kept deflated stretches for a client that takes gzip
     (as the front door's compressor would have: from the same size, at the same level, with
-    `Vary: Accept-Encoding`) and marked so that the compressor passes it on as it is."""
+    `Vary: Accept-Encoding`); the compressor passes on a body that says its encoding as it is
+    (api/compress.py)."""
     if kept.size >= COMPRESS_MIN_BYTES and scope["state"].get("gzip"):
         body = kept.gzip_body(request_id, COMPRESS_LEVEL)
         headers = [h for h in kept.headers if h[0] != b"content-length"]
         headers += [(b"content-encoding", b"gzip"), (b"content-length", str(len(body)).encode()), _VARY]
-        ScopeState.from_scope(scope).is_cached = True  # the compressor sends a cached response as it is
     else:
         body = kept.body(request_id)
         headers = list(kept.headers)
