@@ -54,6 +54,20 @@ def read_version(listener, scope: Scope, tables: tuple[str, ...]) -> tuple | Non
     return (schema, *listener.changes.version(schema, tables))
 
 
+def keeping(request) -> bool:
+    """Whether the read cache keeps this process's responses now (it is listening): a kept
+    route then runs only to build a response after a change it heard of."""
+    listener = request.app.state.app_state.listener
+    return listener is not None and listener.connected
+
+
+def part_version(request, tables: tuple[str, ...]) -> tuple | None:
+    """`read_version` for a part of a route's response that reads fewer tables than the whole
+    (a game's box scores: `stat_lines` alone), kept by the route under this version so that a
+    build after a change to the other tables does not read it again; None while not listening."""
+    return read_version(request.app.state.app_state.listener, request.scope, tables)
+
+
 _VARY = (b"vary", b"Accept-Encoding")
 
 

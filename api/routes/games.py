@@ -9,14 +9,16 @@ from litestar.params import PathParameter, QueryParameter
 
 from access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
+from api.kept import Store
 from api.problems import ProblemError
+from api.read_cache import keeping, part_version
 from api.queries import games as games_sql
 from api.queries import markets as markets_sql
 from api.queries import stats as stats_sql
 from api.resources import examples
 from api.resources.games import LIST_ITEMS, Game, GameDetail, game, game_detail, list_item_key, market_ref
 from api.resources.lists import GameList
-from api.resources.stats import stat_line
+from api.resources.stats import StatLine, stat_line
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import COMPETITION_REF, SEASON, Cursor, from_micros, id_pattern, page_limit, position, rfc3339, to_micros
@@ -67,11 +69,17 @@ async def list_games(
     after = (from_micros(pos[0]), pos[1]) if pos else None
     query = dict(competition=competition, season=season, week=week, status=status, kickoff_from=starts,
                  kickoff_to=ends, after=after, limit=limit + 1)
+    kept = keeping(request)
     async with read_models(request) as (conn, schema):
-        # first the page's row versions: a page whose items were all built from exactly these
-        # versions is served from them; otherwise the whole page is read again (one snapshot)
-        rows = await games_sql.list_games(conn, schema, versions_only=True, **query)
-        items = [LIST_ITEMS.get(list_item_key(schema, r)) for r in rows[:limit]]
+        # Not listening: first the page's row versions; a page whose items were all built from
+        # exactly these versions is served from them; otherwise the whole page is read again (one
+        # snapshot). Listening, this runs only after a change the read cache heard of (it keeps
+        # the page): a row has most likely changed, so the whole page is read at once, one round
+        # trip instead of two while every client asking waits for this build.
+        items = [None]
+        if not kept:
+            rows = await games_sql.list_games(conn, schema, versions_only=True, **query)
+            items = [LIST_ITEMS.get(list_item_key(schema, r)) for r in rows[:limit]]
         if any(item is None for item in items):
             rows = await games_sql.list_games(conn, schema, **query)
             items = [_list_item(schema, r) for r in rows[:limit]]
@@ -107,17 +115,29 @@ async def get_game(
     request: Request,
     game_id: Annotated[str, PathParameter(pattern=id_pattern("game"), description="`gm_` ID.")],
 ) -> GameDetail:
+    # read before the rows, as the read cache reads its version: kept under a version they may be
+    # older than, never newer
+    box_version = part_version(request, ("stat_lines",))
     async with read_models(request) as (conn, schema):
         row = await games_sql.get_game(conn, schema, game_id)
         if row is None:
             raise ProblemError("not_found", f"No game with ID {game_id}.", param="game_id")
         markets = await markets_sql.markets_of_games(conn, schema, [game_id])
-        players = await stats_sql.player_box_scores(conn, schema, game_id)
-        teams = await stats_sql.team_box_scores(conn, schema, game_id)
-    return game_detail(
-        row, [market_ref(m) for m in markets], [stat_line(p) for p in players], [stat_line(t) for t in teams],
-        request_id(request),
-    )
+        box = BOX_SCORES.get((box_version, game_id)) if box_version is not None else None
+        if box is None:
+            players = await stats_sql.player_box_scores(conn, schema, game_id)
+            teams = await stats_sql.team_box_scores(conn, schema, game_id)
+            box = ([stat_line(p) for p in players], [stat_line(t) for t in teams])
+            if box_version is not None:
+                BOX_SCORES.put((box_version, game_id), box)
+    return game_detail(row, [market_ref(m) for m in markets], *box, request_id(request))
+
+
+# A game's box scores (player lines, team lines) by the version of `stat_lines`, the one table
+# they read (api/read_cache.py part_version). During play a game is built again for every score
+# and every price (`games`, `markets`: several times a second), its box scores far less often;
+# the team lines' sums over the players' lines were two of a build's four queries.
+BOX_SCORES: Store[tuple[list[StatLine], list[StatLine]]] = Store(max_items=1024)
 
 
 ROUTES = [list_games, get_game]

@@ -319,3 +319,99 @@ async def test_a_response_asked_for_by_many_at_once_is_built_once(api_settings, 
             await conn.close()
         await eventually(burst, lambda _: len(builds) >= 2)
         assert len(builds) == 2
+
+
+async def _undoable(conn, schema: str, table: str, sql: str, *args) -> None:
+    await conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS undo_{table} AS SELECT * FROM {schema}.{table}")
+    await conn.execute(sql, *args)
+
+
+async def _undo(conn, schema: str, table: str) -> None:
+    async with conn.transaction():
+        await conn.execute(f"DELETE FROM {schema}.{table}")
+        await conn.execute(f"INSERT INTO {schema}.{table} SELECT * FROM undo_{table}")
+        await conn.execute(f"DROP TABLE undo_{table}")
+
+
+def _counted(monkeypatch, module, name: str) -> list:
+    real, calls = getattr(module, name), []
+
+    async def counted(*args, **kwargs):
+        calls.append(1)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+async def test_a_game_built_again_for_a_score_reads_its_box_scores_again_only_for_a_stat_line(
+        api_settings, api_db, api_keys, monkeypatch):
+    """A game's box scores are kept by the version of `stat_lines` (api/routes/games.py): the game
+    built again after a score is heard does not read them; after a change to `stat_lines` it does,
+    and serves it."""
+    import api.queries.stats as stats_sql
+
+    reads = _counted(monkeypatch, stats_sql, "player_box_scores")
+    front = create_app(api_settings)
+    async with lifespan(front), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=front), base_url="http://svc.test",
+            headers={"Authorization": f"Bearer {api_keys['live']}"}) as client:
+        assert await listener_of(front).wait_connected(10)
+        player = await _get(client, f"/v1/players/{TREMBLE}", {})
+        path = f"/v1/games/{player['game_lines'][0]['game_id']}"
+        before = await _get(client, path, {})
+        assert before["player_stats"] and len(reads) == 1
+        home = (before["score"] or {}).get("home") or 0
+        conn = await asyncpg.connect(api_db)
+        try:
+            await _undoable(conn, SCHEMA, "games", f"UPDATE {SCHEMA}.games SET score_home = $2 WHERE id = $1",
+                            before["id"], home + 100)
+            scored = await eventually(lambda: _get(client, path, {}), lambda b: b["score"]["home"] == home + 100)
+            assert len(reads) == 1 and scored["player_stats"] == before["player_stats"]
+            await _undoable(conn, SCHEMA, "stat_lines", f"UPDATE {SCHEMA}.stat_lines SET stats = stats || "
+                            "'{\"probe\": 7}' WHERE game_id = $1 AND subject_id LIKE 'plr\\_%'", before["id"])
+            await eventually(lambda: _get(client, path, {}),
+                             lambda b: all(s["stats"].get("probe") == 7 for s in b["player_stats"]))
+            assert len(reads) == 2
+            await _undo(conn, SCHEMA, "stat_lines")
+            await _undo(conn, SCHEMA, "games")
+            await eventually(lambda: _get(client, path, {}), lambda b: _same(b, before))
+        finally:
+            await conn.close()
+
+
+async def test_the_sandbox_slate_day_is_read_again_only_when_the_kickoff_order_moves(
+        api_settings, api_db, api_keys, monkeypatch):
+    """A test-mode slate with no date is the sandbox's first day; that day is kept by the version of
+    `games.kickoff` (api/routes/slate.py): a score does not read it again, a first game moved
+    earlier does, and the slate follows it."""
+    import api.queries.games as games_sql
+
+    reads = _counted(monkeypatch, games_sql, "first_kickoff")
+    schema = pg_schema("test")
+    front = create_app(api_settings)
+    async with lifespan(front), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=front), base_url="http://svc.test",
+            headers={"Authorization": f"Bearer {api_keys['test']}"}) as client:
+        assert await listener_of(front).wait_connected(10)
+        params = {"tz": "UTC"}
+        before = await _get(client, "/v1/slate", params)
+        first = before["data"][0]
+        assert len(reads) == 1
+        home = (first["score"] or {}).get("home") or 0
+        conn = await asyncpg.connect(api_db)
+        try:
+            await _undoable(conn, schema, "games", f"UPDATE {schema}.games SET score_home = $2 WHERE id = $1",
+                            first["id"], home + 100)
+            await eventually(lambda: _get(client, "/v1/slate", params),
+                             lambda b: b["data"][0]["score"]["home"] == home + 100)
+            assert len(reads) == 1
+            await conn.execute(f"UPDATE {schema}.games SET kickoff_sort = kickoff_sort - interval '2 days', "
+                               "kickoff_at = kickoff_at - interval '2 days' WHERE id = $1", first["id"])
+            moved = await eventually(lambda: _get(client, "/v1/slate", params), lambda b: b["date"] != before["date"])
+            assert len(reads) == 2
+            assert moved["date"] < before["date"] and [g["id"] for g in moved["data"]] == [first["id"]]
+            await _undo(conn, schema, "games")
+            await eventually(lambda: _get(client, "/v1/slate", params), lambda b: _same(b, before))
+        finally:
+            await conn.close()
