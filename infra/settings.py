@@ -49,6 +49,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # to be replayed (starting workers costs about a second)
     replay_workers: Annotated[int, msgspec.Meta(ge=0)] = 0
     replay_parallel_min: Annotated[int, msgspec.Meta(ge=0)] = 50_000
+    # `svc ingest`: parse and build a file in a forked worker process (ingest/worker.py): None,
+    # for files of WORKER_MIN_RECORDS source records or more; False: never; True: always
+    ingest_worker: bool | None = None
     # how fast `svc up` plays the sandbox day: N times real speed, or "max"
     sandbox_speed: str = "60"
     api_workers: int = 1
@@ -145,6 +148,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_CATCH_UP_BATCH": "catch_up_batch",
     "SVC_REPLAY_WORKERS": "replay_workers",
     "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
+    "SVC_INGEST_WORKER": "ingest_worker",
     "SVC_SANDBOX_SPEED": "sandbox_speed",
     "SVC_API_WORKERS": "api_workers",
     "SVC_API_SERVER": "api_server",

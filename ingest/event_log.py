@@ -52,6 +52,7 @@ class EventLog:
     resolver: PgResolver
     watch: EpochWatch
     appended_records: int = 0  # records this run appended and recorded (ingest/reconcile.py)
+    ingest_worker: bool | None = None  # Settings.ingest_worker: whether runs fork a worker (ingest/worker.py)
 
     async def append(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> tuple[int, int]:
         """Send the events this log does not hold yet, and the dead letters it has not had yet;
@@ -140,7 +141,8 @@ async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[
             # what a run that died appended and did not record: recorded now, never sent twice
             marks = await reconcile(settings, dataset, appended)
             async with started(producer), started(watch):
-                log = EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch)
+                log = EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch,
+                               ingest_worker=settings.ingest_worker)
                 yield log
                 await close_run(settings, dataset, appended, marks, log.appended_records)
         finally:

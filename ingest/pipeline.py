@@ -103,7 +103,7 @@ async def _ingest(parsed: Parsed, log: EventLog, progress: Progress | None) -> S
 async def _prepared(parsed: Parsed, log: EventLog) -> AsyncGenerator[Prepared, None]:
     """The run's batches, built, in file order: in a worker process for a large file
     (ingest/worker.py), else here."""
-    if not worker.wanted(parsed.total):
+    if not worker.wanted(parsed.total, log.ingest_worker):
         state = RunState()
         for batch in batched(parsed.items):
             yield prepare(batch, await log.resolver.resolve(batch.records), state)

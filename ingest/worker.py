@@ -37,15 +37,16 @@ from ingest.batches import Batch, Prepared, RunState, batched, prepare
 from ingest.records import GameClaim, Identity, Item, Record, Rejected, Resolution, WeekGame
 from ingest.resolution import claims_of
 
-# below this many source records a run stays inline: a fork costs more than it saves on a small file (SVC_INGEST_WORKER=0 keeps every run inline, =1 forks for any size)
+# below this many source records a run stays inline: a fork costs more than it saves on a small file
 WORKER_MIN_RECORDS = 512
 
 
-def wanted(total_records: int) -> bool:
-    setting = os.environ.get("SVC_INGEST_WORKER", "")
-    if setting == "0" or not hasattr(os, "fork"):
+def wanted(total_records: int, setting: bool | None) -> bool:
+    """Whether a run of `total_records` forks a worker, by `Settings.ingest_worker` (SVC_INGEST_WORKER):
+    None by size, False never, True always (where the OS can fork)."""
+    if setting is False or not hasattr(os, "fork"):
         return False
-    return setting == "1" or total_records >= WORKER_MIN_RECORDS
+    return setting is True or total_records >= WORKER_MIN_RECORDS
 
 
 def _no_events(_resolution: Resolution) -> list:

@@ -20,11 +20,11 @@ def _fresh(settings, suffix: str):
                              "topic_namespace": settings.topic_namespace + suffix})
 
 
-async def _run(settings, path, mode: str, monkeypatch):
-    monkeypatch.setenv("SVC_INGEST_WORKER", mode)
-    async with open_event_log(settings, "live") as log:
+async def _run(settings, path, forked: bool):
+    async with open_event_log(msgspec.structs.replace(settings, ingest_worker=forked), "live") as log:
+        assert log.ingest_worker is forked
         first = await ingest(odds_api.parse(path, TS), log)
-        monkeypatch.setenv("SVC_INGEST_WORKER", "1" if mode == "0" else "0")  # again, the other way
+        log.ingest_worker = not forked  # again, the other way
         again = await ingest(odds_api.parse(path, TS), log)
     # per partition in offset order (the merged order follows broker timestamps, which differ)
     records = sorted([(r.topic, r.partition, r.offset, r.key, r.value) async for r in read_log(settings, "live")])
@@ -32,10 +32,10 @@ async def _run(settings, path, mode: str, monkeypatch):
     return first, again, records, letters
 
 
-async def test_a_run_through_the_worker_leaves_what_an_inline_run_leaves(settings, topics, tmp_path, monkeypatch):
+async def test_a_run_through_the_worker_leaves_what_an_inline_run_leaves(settings, topics, tmp_path):
     path = hostile_odds(tmp_path / "odds.json", games=600, books=3)  # three batches
-    forked = await _run(settings, path, "1", monkeypatch)
-    inline = await _run(_fresh(settings, "inline."), path, "0", monkeypatch)
+    forked = await _run(settings, path, True)
+    inline = await _run(_fresh(settings, "inline."), path, False)
     for first, again, records, letters in (forked, inline):
         assert first.events == first.accepted == len(records) > 4_000 and first.duplicate == 0
         assert first.dead_lettered == len(letters) > 100

@@ -152,13 +152,23 @@ def test_a_failure_in_the_worker_is_raised_by_the_run_and_the_worker_is_reaped(t
         os.waitpid(pid, os.WNOHANG)  # not a child of this process any more
 
 
-def test_which_runs_use_a_worker(monkeypatch):
-    monkeypatch.delenv("SVC_INGEST_WORKER", raising=False)
-    assert not worker.wanted(worker.WORKER_MIN_RECORDS - 1) and worker.wanted(worker.WORKER_MIN_RECORDS)
-    monkeypatch.setenv("SVC_INGEST_WORKER", "0")
-    assert not worker.wanted(10**6)
+def test_which_runs_use_a_worker():
+    assert not worker.wanted(worker.WORKER_MIN_RECORDS - 1, None) and worker.wanted(worker.WORKER_MIN_RECORDS, None)
+    assert not worker.wanted(10**6, False)
+    assert worker.wanted(1, True)
+
+
+def test_the_worker_setting_is_one_typed_setting(monkeypatch):
+    from infra.settings import load_settings
+
+    assert load_settings(env={}, use_stack=False).ingest_worker is None
+    assert load_settings(env={"SVC_INGEST_WORKER": "0"}, use_stack=False).ingest_worker is False
+    assert load_settings(env={"SVC_INGEST_WORKER": "1"}, use_stack=False).ingest_worker is True
     monkeypatch.setenv("SVC_INGEST_WORKER", "1")
-    assert worker.wanted(1)
+    assert load_settings(use_stack=False).ingest_worker is True  # the process environment, through Settings
+    assert not worker.wanted(10**6, False)  # and only through Settings: nothing reads it behind them
+    with pytest.raises(msgspec.ValidationError, match="ingest_worker"):  # not a silent "by size"
+        load_settings(env={"SVC_INGEST_WORKER": "sometimes"}, use_stack=False)
 
 
 def test_a_run_on_an_event_loop_outside_the_main_thread_can_fork_its_worker(tmp_path):
