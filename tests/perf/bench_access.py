@@ -1,4 +1,6 @@
-"""Access under load: two API processes (granian, `api.server:app`) share rate windows through Redis.
+"""Access under load: two API processes share rate windows through Redis. Each is `api.server:app`
+served as `svc up` serves it and as the other benches do (tests/support/live_server.py: the server
+SVC_API_SERVER names, h2corn unless set; one worker), so the figures are for the server users run.
 
 Concurrent bursts split across both processes must admit exactly the plan's limit per window,
 never more, and every refusal must carry correct headers. Phases:
@@ -16,8 +18,8 @@ import asyncio
 import os
 import shutil
 import subprocess
-import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import asyncpg
@@ -25,8 +27,8 @@ import httpx
 
 from access.store import create_key
 from infra.net import free_port, wait_port
-from tests.perf.run import ROOT, BenchContext, Figure
-from tests.support.processes import stop
+from tests.perf.run import BenchContext, Figure
+from tests.support.live_server import api_server, served_by
 
 CONCURRENCY = 64
 
@@ -44,22 +46,6 @@ def _start_redis(workdir: Path) -> tuple[str, subprocess.Popen | None]:
     )
     wait_port("127.0.0.1", port, 10, is_alive=lambda: proc.poll() is None)
     return f"redis://127.0.0.1:{port}/0", proc
-
-
-def _start_api(settings, port: int, log: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url, "SVC_KEY_SECRET": settings.key_secret,
-        "SVC_TOPIC_NAMESPACE": settings.topic_namespace, "SVC_DATA_DIR": str(settings.data_dir),
-        "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true",
-    }
-    cmd = [sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port),
-           "--workers", "1", "--no-ws", "api.server:app"]
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    stop(proc, group=True)  # the group this bench started (granian and its worker)
 
 
 async def _burst(
@@ -123,7 +109,6 @@ async def _rate(clients, path: str, n: int, key: str | None, method: str, expect
 
 async def run(ctx: BenchContext) -> list[Figure]:
     redis_url, redis_proc = _start_redis(ctx.workdir)
-    procs: list[subprocess.Popen] = []
     try:
         settings = await ctx.fresh_settings(redis_url=redis_url)
         conn = await asyncpg.connect(settings.database_url)
@@ -133,42 +118,44 @@ async def run(ctx: BenchContext) -> list[Figure]:
             scale, _ = await create_key(conn, secret, account="bench-scale", plan="scale", scopes={"read:odds"}, mode="live")
         finally:
             await conn.close()
-        ports = [free_port(), free_port()]
-        procs = [_start_api(settings, p, ctx.workdir / f"api-{p}.log") for p in ports]
-        for port, proc in zip(ports, procs):
-            await asyncio.to_thread(wait_port, "127.0.0.1", port, 60, lambda proc=proc: proc.poll() is None)
-        limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-        clients = [httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", limits=limits, timeout=30) for p in ports]
-        try:
-            for c in clients:  # warm both processes (lifespan done, pools open)
-                assert (await c.get("/health")).status_code == 200
-
-            figures: list[Figure] = []
-            first = await _burst(clients, "/v1/status", 600, free)
-            figures += _window_figures("free, burst 1", first, 120, 60, "free", "all")
-            # a sliding window admits again only as admitted calls leave it: wait for all of burst 1
-            await asyncio.sleep(61)
-            second = await _burst(clients, "/v1/status", 600, free)
-            figures += _window_figures("free, burst 2 (61 s later)", second, 120, 60, "free", "all")
-            anonymous = await _burst(clients, "/v1/status", 300, None)
-            figures += _window_figures("anonymous, burst", anonymous, 60, 600, "anonymous", "status")
-
-            # baseline: the same path through the same front door and app, but Litestar's OPTIONS
-            # handler, which has no operation and so skips access control
-            bare_rate = await _rate(clients, "/v1/status", 2000, scale, "OPTIONS", 204)
-            status_rate = await _rate(clients, "/v1/status", 2000, scale, "GET", 200)
-            figures.append(Figure(
-                "GET /v1/status with a Scale key (key check + Redis window + credit read)", status_rate, "req/s",
-                "OPTIONS /v1/status, same 2 processes (no access control)", bare_rate, None,
-                f"2000 calls each, {CONCURRENCY} concurrent; client on the same 2 cores",
-            ))
-            return figures
-        finally:
-            for c in clients:
-                await c.aclose()
+        with ExitStack() as servers:  # each started and healthy, stopped on the way out
+            bases = [servers.enter_context(api_server(
+                settings.database_url, settings.data_dir, settings.key_secret, ctx.workdir / f"api-{i}.log",
+                REDIS_URL=redis_url, SVC_TOPIC_NAMESPACE=settings.topic_namespace)) for i in range(2)]
+            return await _measure(bases, free, scale)
     finally:
-        for proc in procs:
-            _stop(proc)
         if redis_proc is not None:
             redis_proc.terminate()
             redis_proc.wait(10)
+
+
+async def _measure(bases: list[str], free: str, scale: str) -> list[Figure]:
+    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    clients = [httpx.AsyncClient(base_url=base, limits=limits, timeout=30) for base in bases]
+    try:
+        for c in clients:  # warm both processes (lifespan done, pools open)
+            assert (await c.get("/health")).status_code == 200
+
+        figures: list[Figure] = []
+        first = await _burst(clients, "/v1/status", 600, free)
+        figures += _window_figures("free, burst 1", first, 120, 60, "free", "all")
+        # a sliding window admits again only as admitted calls leave it: wait for all of burst 1
+        await asyncio.sleep(61)
+        second = await _burst(clients, "/v1/status", 600, free)
+        figures += _window_figures("free, burst 2 (61 s later)", second, 120, 60, "free", "all")
+        anonymous = await _burst(clients, "/v1/status", 300, None)
+        figures += _window_figures("anonymous, burst", anonymous, 60, 600, "anonymous", "status")
+
+        # baseline: the same path through the same front door and app, but Litestar's OPTIONS
+        # handler, which has no operation and so skips access control
+        bare_rate = await _rate(clients, "/v1/status", 2000, scale, "OPTIONS", 204)
+        status_rate = await _rate(clients, "/v1/status", 2000, scale, "GET", 200)
+        figures.append(Figure(
+            "GET /v1/status with a Scale key (key check + Redis window + credit read)", status_rate, "req/s",
+            "OPTIONS /v1/status, same 2 processes (no access control)", bare_rate, None,
+            f"2000 calls each, {CONCURRENCY} concurrent; {served_by()}, 1 worker each; client on the same 2 cores",
+        ))
+        return figures
+    finally:
+        for c in clients:
+            await c.aclose()
