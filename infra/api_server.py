@@ -27,7 +27,7 @@ H2CORN_ALLOCATOR_ENV = {"MIMALLOC_PURGE_DELAY": "0"}
 # separate bound on the request line (h2corn's default 16 KiB would answer a long query string
 # itself, before the app could say which parameter is too long)
 HEAD_BYTES = 417_792
-# h2corn's settings, as its Config's fields (infra/h2corn_serve.py) and its command line's flags.
+# h2corn's settings, as its Config's fields (infra/h2corn_serve.py).
 # Its own pings and permessage-deflate off: the app pings on its own schedule (SVC_WIRE_PING_SECONDS)
 # and the Wire's messages are small JSON; no forwarded headers (the app trusts SVC_TRUSTED_PROXIES);
 # uvloop: with the asyncio loop an idle socket cost 1-5 KiB more and kept more after close
@@ -43,13 +43,11 @@ def api_command(server: str, python: str, host: str, port: int, workers: int = 1
                 app: str = "api.server:app", websockets: bool = True) -> tuple[list[str], dict[str, str]]:
     """The argv that serves `app`, and the environment variables it needs beside the service's."""
     if server == "h2corn":
-        if workers == 1:  # served in one process: stop signals reach the app first (infra/h2corn_serve.py)
-            return [python, "-m", "infra.h2corn_serve", host, str(port), app], dict(H2CORN_ALLOCATOR_ENV)
-        flags = [f"--{k.replace('_', '-')}" if v is True else f"--no-{k.replace('_', '-')}" if v is False
-                 else f"--{k.replace('_', '-')}={v}" for k, v in H2CORN_OPTIONS.items()]
-        argv = [python, "-m", "h2corn", "--host", host, "--port", str(port), "--workers", str(workers), *flags]
+        # served by our own entry point, one worker or several: stop signals reach the app first
+        # (infra/h2corn_serve.py); h2corn's command line would close Wire sockets 1001 on a stop
+        argv = [python, "-m", "infra.h2corn_serve", host, str(port), app]
         # (no switch for WebSockets off: `websockets=False` is granian's and uvicorn's only)
-        return [*argv, app], dict(H2CORN_ALLOCATOR_ENV)
+        return [*argv, *([f"--workers={workers}"] if workers > 1 else [])], dict(H2CORN_ALLOCATOR_ENV)
     if server == "granian":
         # its own asyncio loop, not uvloop (installed for uvicorn): on uvloop the app cannot see,
         # so cannot run before, granian's stop handlers (api/orderly_stop.py)

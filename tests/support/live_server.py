@@ -31,7 +31,7 @@ def served_by(**extra_env: str) -> str:
 def api_server(
     database_url: str, data_dir: Path, key_secret: str, log_path: Path, app: str = "api.server:app", **extra_env: str,
 ) -> Iterator[str]:
-    """Start the API server (one worker) serving `app` on a free loopback port; yield its base URL; stop it."""
+    """Start the API server (one worker unless SVC_API_WORKERS says) serving `app` on a free loopback port; yield its base URL; stop it."""
     with api_process(database_url, data_dir, key_secret, log_path, app, **extra_env) as (base, _):
         yield base
 
@@ -42,10 +42,12 @@ def api_process(
     port: int | None = None, **extra_env: str,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """`api_server`, yielding the server's main process too (for tests that stop it themselves);
-    `port` serves on a given port (a restarted process where clients expect the old one)."""
+    `port` serves on a given port (a restarted process where clients expect the old one); an
+    SVC_API_WORKERS in `extra_env` starts that many workers, as `svc up` does."""
     port = port or free_port()
     server = served_by(**extra_env)
-    argv, server_env = api_command(server, sys.executable, "127.0.0.1", port, app=app)
+    workers = int(extra_env.get("SVC_API_WORKERS", "1"))
+    argv, server_env = api_command(server, sys.executable, "127.0.0.1", port, workers, app=app)
     env = {
         **os.environ, "DATABASE_URL": database_url, "SVC_DATA_DIR": str(data_dir), "SVC_KEY_SECRET": key_secret,
         "SVC_LOG_LEVEL": "warning", "SVC_LOG_JSON": "true", **server_env, **extra_env,
