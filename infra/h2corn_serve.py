@@ -13,9 +13,10 @@ port (SO_REUSEPORT, `listening_sockets`) and starts that many worker processes (
 each serving its inherited listener (h2corn's `fd://`). It
 forwards a stop signal to every worker (`svc up` signals the whole process group anyway: a
 worker stops in order once however many it gets) and waits for them, at most STOP_SECONDS, then
-kills what is left. A worker that exits on its own is started again, unless it did so within
+kills what is left. A worker that exits is started again, unless it exited with an error within
 STABLE_SECONDS of its start (it cannot start: the app does not import, say): then the others are
-stopped and this process exits with its code, for `svc up`'s supervisor to restart with backoff.
+stopped and this process exits with its code, for `svc up`'s supervisor to restart with backoff
+(one killed by a signal, the OOM killer's say, is started again however young).
 A worker is told to stop if this process dies (even by SIGKILL)."""
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ class Workers:
                 code = proc.poll()
                 if code is None or slot in restarts:
                     continue
-                if now - self.started_at[slot] < STABLE_SECONDS:
+                if code > 0 and now - self.started_at[slot] < STABLE_SECONDS:  # it gave up, not killed
                     log.error("worker exited at start; stopping the others", worker=slot, pid=proc.pid, code=code)
                     self.stop()
                     return code if code > 0 else 1
