@@ -1,8 +1,10 @@
 """The faust app of the live path: one agent per dataset over its three feed topics.
 
-Agents take batches (`stream.take_events`) and hand the records to the dataset's projector,
-which skips what Postgres already holds. Kafka's committed offsets are only a hint here: the
-truth is the tracking rows. So when the group has assigned partitions, before faust seeks to
+Agents take batches (`stream.take_events`) and hand the records over to the dataset's writer
+(projections/live_batches.py: what arrives while a batch is written goes into the next one, so
+a projector behind the log writes bigger batches, up to LIVE_BATCH_MAX records), which applies
+them through the dataset's projector; the projector skips what Postgres already holds. Kafka's
+committed offsets are only a hint here: the truth is the tracking rows. So when the group has assigned partitions, before faust seeks to
 the committed offsets, we commit the tracked offsets + 1 (after the start-up catch-up, done by
 the fast aiokafka path, has stopped), and faust resumes exactly there.
 
@@ -16,12 +18,13 @@ commit that sets where faust resumes) is in projections/faust_adapter.py.
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Mapping
 
 import faust
 
 from infra.settings import Settings
 from projections.faust_adapter import broker_url, commit_offsets
+from projections.live_batches import LiveBatches
 from projections.projector import DatasetProjector
 
 log = logging.getLogger("projections.faust")
@@ -33,9 +36,11 @@ def build_app(
     settings: Settings,
     group: str,
     projectors: dict[str, DatasetProjector],
-    apply: Callable[[DatasetProjector, list], Awaitable[None]],
+    writers: Mapping[str, LiveBatches],
     before_resume: Callable[[], Awaitable[None]],
 ) -> faust.App:
+    """`writers`: per dataset, what applies the records its agent takes (their `run` is the
+    caller's to start and stop)."""
     app = faust.App(
         group,
         broker=broker_url(settings.require_bootstrap()),
@@ -59,6 +64,10 @@ def build_app(
     @app.on_rebalance_complete.connect
     async def resume_at_tracked_offsets(sender, **kwargs) -> None:
         await before_resume()
+        # what the agents took before the rebalance is applied first, so the tracked offsets
+        # below are where the log is really applied to (records taken twice are skipped anyway)
+        for writer in writers.values():
+            await writer.drain()
         for p in projectors.values():
             if p.relay is not None:  # deltas a projector that left committed and did not send
                 p.relay.rescan()
@@ -75,9 +84,11 @@ def build_app(
     for dataset, projector in projectors.items():
         topic = app.topic(*projector.topics, key_serializer="raw", value_serializer="raw")
 
-        async def project(stream, projector: DatasetProjector = projector) -> None:
+        async def project(stream, writer: LiveBatches = writers[dataset]) -> None:
+            # handed over, not applied: faust acks them now, which only moves Kafka's committed
+            # offsets, a hint (resume_at_tracked_offsets); the writer applies them meanwhile
             async for events in stream.take_events(TAKE_MAX, within=TAKE_WITHIN):
-                await apply(projector, [e.message for e in events])
+                await writer.add([e.message for e in events])
 
         app.agent(topic, name=f"project_{dataset}")(project)
     return app

@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import asyncpg
 
@@ -38,6 +39,7 @@ from infra.settings import Settings
 from infra.topics import ensure_topics
 from projections.faust_app import build_app
 from projections.lag import group_name
+from projections.live_batches import LiveBatches
 from projections.log_ends import log_end_offsets
 from projections.outbox import OutboxRelay
 from projections.pg_state import read_tracking
@@ -100,6 +102,7 @@ class Lane:
     conn: asyncpg.Connection
     relay_conn: asyncpg.Connection
     relay: OutboxRelay
+    writer: LiveBatches  # the live path's batches: what faust's agent takes, applied (faust_app)
     tasks: list[asyncio.Task] = field(default_factory=list)
     catch_up_stop: asyncio.Event = field(default_factory=asyncio.Event)
     at_head: asyncio.Event = field(default_factory=asyncio.Event)  # the catch-up got near the log end
@@ -152,10 +155,11 @@ class Projector:
         relay = OutboxRelay(relay_conn, pg_schema(dataset), topic_name(dataset, WIRE_DELTAS, s.topic_namespace),
                             self.producer)
         projector.relay = relay
-        lane = Lane(projector, conn, relay_conn, relay)
-        task = asyncio.create_task(relay.run(), name=f"relay-{dataset}")
-        task.add_done_callback(self._task_done)
-        lane.tasks.append(task)
+        lane = Lane(projector, conn, relay_conn, relay, LiveBatches(partial(self.apply, projector)))
+        for task in (asyncio.create_task(relay.run(), name=f"relay-{dataset}"),
+                     asyncio.create_task(lane.writer.run(), name=f"live-writer-{dataset}")):
+            task.add_done_callback(self._task_done)
+            lane.tasks.append(task)
         log.info("%s: prepared in %.2fs (state from %s)", dataset, time.monotonic() - started,
                  projector.stats.loaded_from)
         return lane
@@ -315,7 +319,7 @@ class Projector:
         self.ready.set()
         self.app = build_app(
             self.settings, group_name(self.settings), {d: lane.projector for d, lane in self.lanes.items()},
-            self.apply, self.hand_over,
+            {d: lane.writer for d, lane in self.lanes.items()}, self.hand_over,
         )
         faust_start = asyncio.create_task(self.app.start(), name="faust")
         faust_start.add_done_callback(self._task_done)
@@ -347,6 +351,10 @@ class Projector:
                     await asyncio.wait_for(lane.catch_up_task, 10)
                 except BaseException:
                     pass
+            try:  # what the agents took (a restart would read it again: this only saves that)
+                await asyncio.wait_for(lane.writer.drain(), 10)
+            except BaseException:
+                pass
             await lane.relay.drain(5)
             for task in lane.tasks:
                 task.cancel()

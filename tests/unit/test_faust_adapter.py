@@ -79,7 +79,7 @@ def test_the_projectors_faust_folder_is_under_the_data_dir(tmp_path, monkeypatch
     async def nothing(*args) -> None:
         return None
 
-    app = build_app(settings, "svc-data-dir-check", {}, nothing, nothing)
+    app = build_app(settings, "svc-data-dir-check", {}, {}, nothing)
     for folder in (app.conf.datadir, app.conf.appdir, app.conf.tabledir):
         assert Path(folder).is_relative_to(data_dir), folder
     assert list(checkout.iterdir()) == []
