@@ -108,6 +108,20 @@ async def _routes(base: str, key: str) -> tuple[dict[str, str], list[dict]]:
     return routes, games
 
 
+def _gc_pauses(base: str, key: str) -> dict[str, tuple[float, float, float]]:
+    """The serving process's cycle-collector passes so far, from its /metrics (infra/gcwatch.py):
+    generation -> (passes, seconds in all, longest pass in seconds)."""
+    text = httpx.get(base + "/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=30).text
+    seen: dict[str, list[float]] = {}
+    for line in text.splitlines():
+        for name, at in (("svc_gc_pause_seconds_count", 0), ("svc_gc_pause_seconds_sum", 1),
+                         ("svc_gc_pause_max_seconds", 2)):
+            if line.startswith(name + "{"):
+                generation = line.split('generation="', 1)[1].split('"', 1)[0]
+                seen.setdefault(generation, [0.0, 0.0, 0.0])[at] = float(line.rsplit(" ", 1)[1])
+    return {g: tuple(v) for g, v in seen.items()}
+
+
 async def _a_player(client: httpx.AsyncClient) -> str:
     """A player of the sandbox day: the first one search finds for a team's name."""
     found = await client.get("/v1/search", params={"q": "chiefs", "kind": "player", "limit": 1})
@@ -181,6 +195,16 @@ def _profile(ctx: BenchContext, pid: int, seconds: float) -> subprocess.Popen | 
                             stdout=subprocess.DEVNULL, stderr=open(ctx.workdir / "live-api-pyspy.log", "wb"))
 
 
+def _gc_note(before: dict, after: dict) -> str:
+    """Passes and their time during a load, by generation, and the longest pass since start."""
+    parts = []
+    for g in sorted(after):
+        n0, s0, _ = before.get(g, (0.0, 0.0, 0.0))
+        n1, s1, top = after[g]
+        parts.append(f"gen {g} {n1 - n0:.0f} passes {(s1 - s0) * 1000:.0f} ms (longest so far {top * 1000:.1f} ms)")
+    return ", ".join(parts) or "not reported"
+
+
 def _mark(load: str) -> None:
     """With SVC_BENCH_LOOPWATCH set (tests/perf/loop_watch.py), the start of a load in its file."""
     if path := os.environ.get("SVC_BENCH_LOOPWATCH"):
@@ -241,9 +265,11 @@ async def run(ctx: BenchContext) -> list[Figure]:
             constant_after = await asyncio.to_thread(_load, constant, ALONE_SECONDS, key)
             profile = _profile(ctx, api_proc.pid, MIX_SECONDS)
             _mark("played mix")
+            gc_before = _gc_pauses(base, key)
             cpu_before = _cpu_seconds(serving)
             played_mix = await asyncio.to_thread(_load, mix, MIX_SECONDS, key)
             mix_cpu = _cpu_seconds(serving) - cpu_before
+            gc_after = _gc_pauses(base, key)
             _mark("end")
             if profile is not None:
                 profile.wait(60)
@@ -278,7 +304,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
                f"p50 {played_mix['p50_ms']:.1f} ms; quiet: mix p99 {quiet_mix['p99_ms']:.1f} ms; the serving process's "
                f"CPU during the mix {mix_cpu:.1f} s, {mix_cpu / max(1, played_mix['requests']) * 1e6:.0f} us a request "
                f"(Wire fan-out to the listeners included); quiet {quiet_cpu / max(1, quiet_mix['requests']) * 1e6:.0f} us "
-               f"a request"),
+               f"a request; collector passes during the mix by generation: {_gc_note(gc_before, gc_after)}"),
     ]
     for route, result in alone.items():
         figures.append(Figure(f"{route} requests/s alone during play", rate(result), "req/s", base_name, constant_rate,
