@@ -82,6 +82,16 @@ def test_a_kept_gzip_body_is_a_gzip_stream_of_the_body_with_the_new_request_id(n
         assert zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(packed) == kept.body(rid)  # one member, whole
 
 
+@given(stretches=st.lists(st.binary(max_size=300), min_size=1, max_size=12), level=st.sampled_from([1, 6]))
+def test_a_kept_gzip_body_of_any_bytes_is_the_body_with_the_new_request_id(stretches, level):
+    """Not only JSON: stretches of any bytes, a body holding every byte value (no byte is left
+    to stand for the IDs in the compressor's window: each stretch deflated alone) included."""
+    first, second = "req_" + "a" * 22, "req_" + "b" * 22
+    for body in (first.encode().join(stretches), bytes(range(256)) + first.encode() + bytes(range(256))):
+        kept = Kept(200, [], body, first)
+        assert gzip.decompress(kept.gzip_body(second, level)) == body.replace(first.encode(), second.encode())
+
+
 def test_a_kept_gzip_body_without_a_request_id_and_of_a_large_body():
     assert gzip.decompress(Kept(200, [], b"", "req_x").gzip_body("req_y", 1)) == b""
     big = b"".join(b'{"n":%d,"request_id":"req_aaaaaaaaaaaaaaaaaaaa"},' % i for i in range(5000))  # > 64 KiB
