@@ -1,5 +1,6 @@
 """Kafka clients built from settings: one place that knows producer and consumer options, and
-how a client is started and stopped (`started`)."""
+how a client is started and stopped (`started` for a block, `start_or_stop` for a client kept
+across calls)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,27 @@ def make_consumer(settings: Settings, *topics: str, **overrides) -> AIOKafkaCons
 Client = TypeVar("Client")
 
 
+async def start_or_stop(client: Client) -> Client:
+    """`client` started; when the start raises (a broker down) or is cancelled (a caller's
+    timeout at a broker that does not answer) it is stopped before the error goes on, since a
+    client whose start failed still holds connections and tasks ("Unclosed AIOKafka..."). For a
+    client that outlives the call that starts it (kept for later calls, or reconnected in a
+    loop): its owner stops it once started. A client used in one block: `started`."""
+    try:
+        await client.start()
+    except BaseException:
+        try:
+            await _stopper(client)()
+        except Exception:  # the start's error is the one to report
+            pass
+        raise
+    return client
+
+
+def _stopper(client: Any) -> Any:
+    return getattr(client, "stop", None) or client.close  # (the admin client closes)
+
+
 @asynccontextmanager
 async def started(client: Client) -> AsyncIterator[Client]:
     """`client` (an aiokafka producer, consumer or admin client, or a wrapper with `start` and
@@ -50,9 +72,8 @@ async def started(client: Client) -> AsyncIterator[Client]:
     raises (a broker down) or is cancelled (a caller's timeout at a broker that does not
     answer) leaves connections and tasks behind too, and the process would log "Unclosed
     AIOKafka..." or keep running on them instead of exiting."""
-    stop: Any = getattr(client, "stop", None) or client.close  # (the admin client closes)
+    await start_or_stop(client)
     try:
-        await client.start()
         yield client
     finally:
-        await stop()
+        await _stopper(client)()

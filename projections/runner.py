@@ -32,7 +32,7 @@ from functools import partial
 import asyncpg
 
 from infra.db import DATABASE_DOWN, connect, wait_for_database
-from infra.kafka import make_producer
+from infra.kafka import make_producer, start_or_stop
 from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import migrate
 from infra.settings import Settings
@@ -129,8 +129,7 @@ class Projector:
         finally:
             await conn.close()
         await ensure_topics(s)
-        self.producer = make_producer(s, linger_ms=1)
-        await self.producer.start()
+        self.producer = await start_or_stop(make_producer(s, linger_ms=1))
         for dataset in self.datasets:
             self.lanes[dataset] = await self._prepare_lane(dataset)
 

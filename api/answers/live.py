@@ -31,7 +31,7 @@ from api.answers import compose, compute, reads, store
 from api.answers.categories import Category
 from api.answers.facts import Facts
 from infra.db import DATABASE_DOWN
-from infra.kafka import make_producer
+from infra.kafka import make_producer, start_or_stop
 from schemas.answers import Answer
 from schemas.datasets import WIRE_DELTAS, pg_schema, topic_name
 from domain.ids import RandomIds
@@ -178,9 +178,8 @@ class LiveAnswers:
                             data=msgspec.to_builtins(answer))
         async with self._producer_lock:
             if self._producer is None:
-                producer = make_producer(self._settings, linger_ms=0)
-                await producer.start()
-                self._producer = producer
+                # a start that fails is stopped: each publish during a broker outage makes a producer
+                self._producer = await start_or_stop(make_producer(self._settings, linger_ms=0))
         await self._producer.send_and_wait(topic_name(dataset, WIRE_DELTAS, self._settings.topic_namespace),
                                            encode_envelope(envelope), key=topic.encode())
 

@@ -2,7 +2,8 @@
 the reason, and closes the Kafka client it made. A client whose start raised and was never
 stopped keeps its connections and tasks (aiokafka logs "Unclosed AIOKafkaConsumer" when it is
 collected); a process holding such clients may go on running instead of exiting for its
-supervisor to restart it. (`infra.kafka.started` is the one shape: start inside, stop always.)"""
+supervisor to restart it. (`infra.kafka.started` is the one shape for a block: start inside, stop
+always; `infra.kafka.start_or_stop` for a client kept across calls: stopped when its start fails.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import logging
 import os
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from aiokafka.errors import KafkaConnectionError
@@ -31,6 +34,13 @@ def down(tmp_path):
                          topic_namespace="down.")
 
 
+async def _no_client_unclosed(caplog) -> None:
+    gc.collect()
+    await asyncio.sleep(0)
+    unclosed = [r.getMessage() for r in caplog.records if UNCLOSED in r.getMessage()]
+    assert not unclosed, unclosed
+
+
 async def _fails_and_closes(make, caplog) -> None:
     """`make()`'s coroutine raises the broker's unavailability within 60 s, and every client it
     made is closed (none reported unclosed once collected)."""
@@ -41,10 +51,7 @@ async def _fails_and_closes(make, caplog) -> None:
     except KafkaConnectionError as exc:  # (the traceback's frames hold the client: dropped below)
         raised = str(exc)
     assert raised and "Unable to bootstrap" in raised
-    gc.collect()
-    await asyncio.sleep(0)
-    unclosed = [r.getMessage() for r in caplog.records if UNCLOSED in r.getMessage()]
-    assert not unclosed, unclosed
+    await _no_client_unclosed(caplog)
 
 
 async def test_projector_catch_up(down, caplog):
@@ -89,6 +96,80 @@ async def test_the_log_helpers(down, caplog):
     await _fails_and_closes(lambda: ensure_topics(down), caplog)
     await _fails_and_closes(lambda: log_end_offsets(down, ["down.live.feed.games"]), caplog)
     await _fails_and_closes(lambda: record_times(down, {("down.live.feed.games", 0): 0}), caplog)
+
+
+async def test_a_kept_client_whose_start_is_cancelled_is_stopped(caplog):
+    """A broker that takes connections and never answers: the caller's timeout cancels the
+    start, and the client is stopped all the same."""
+    from infra.kafka import make_consumer, start_or_stop
+
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    accepted = []
+    silent = await asyncio.start_server(lambda reader, writer: accepted.append(writer), "127.0.0.1", 0)
+    try:
+        port = silent.sockets[0].getsockname()[1]
+        settings = load_settings(env={}, use_stack=False, kafka_bootstrap=f"127.0.0.1:{port}")
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(start_or_stop(make_consumer(settings)), 1)
+        assert accepted  # it was the start under way that was cancelled
+    finally:
+        for writer in accepted:
+            writer.close()
+        silent.close()
+    await _no_client_unclosed(caplog)
+
+
+async def test_live_answer_publish_during_an_outage(down, caplog):
+    """Each publish of a live answer while the broker is away fails (its task retries a second
+    later) and leaves no producer behind; the next one makes a producer again."""
+    from api.answers.live import LiveAnswers
+    from schemas.answers import Answer
+    from wire.fanout import DeltaFanout
+
+    now = datetime.now(timezone.utc)
+    answer = Answer(answer_id="an_1", status="completed", category=4, playbook=None, tier="free", supersedes="an_0",
+                    summary="", sentences=[], citations=[], figures=[], live_topics=[], rg_line="",
+                    assumptions=[], links={}, as_of=now, source="test", attribution=None, created_at=now,
+                    completed_at=now)
+    live = LiveAnswers(None, DeltaFanout(down), down)
+    try:
+        for seq in (2, 3):
+            await _fails_and_closes(lambda: live._publish("live", "an_0", seq, answer), caplog)
+            assert live._producer is None
+    finally:
+        await live.aclose()
+
+
+async def test_wire_fan_out_start(down, caplog):
+    """A process's first Wire connection starts the fan-out's consumer: the connection gets a
+    problem object and no consumer is left open (the fan-out's own start and its cancellation:
+    test_wire_fanout_start.py)."""
+    from api.problems import ProblemError
+    from api.wire_serving import fanout_of
+
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    code = None
+    try:
+        await fanout_of(SimpleNamespace(extras={}, settings=down, pool=None))
+    except ProblemError as exc:  # (its context holds the consumer's frames: dropped here)
+        code = exc.code
+    assert code == "service_unavailable"
+    await _no_client_unclosed(caplog)
+
+
+async def test_projector_start_up(down, database_url, caplog, monkeypatch):
+    """The projector's producer, the first broker client it keeps (its topics were there when it
+    asked, the broker gone by its producer's start): `run` raises, so the process exits for its
+    supervisor to restart it, and the producer is closed."""
+    import projections.runner as runner
+
+    async def topics_there(settings):
+        return {}
+
+    monkeypatch.setattr(runner, "ensure_topics", topics_there)
+    settings = load_settings(env={}, use_stack=False, data_dir=down.data_dir, kafka_bootstrap=down.kafka_bootstrap,
+                             topic_namespace=down.topic_namespace, database_url=database_url)
+    await _fails_and_closes(lambda: runner.Projector(settings).run(), caplog)
 
 
 @pytest.mark.parametrize("args", [
