@@ -34,7 +34,7 @@ from typing import Any
 import msgspec
 
 from ingest.batches import Batch, Prepared, RunState, batched, prepare
-from ingest.records import GameClaim, Identity, Item, Record, Rejected, Resolution, WeekGame
+from ingest.records import GameClaim, Identity, Item, Record, Resolution, WeekGame
 from ingest.resolution import claims_of
 
 # below this many source records a run stays inline: a fork costs more than it saves on a small file
