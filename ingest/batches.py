@@ -66,10 +66,24 @@ class Built:
 
 def build(batch: Batch, resolution: Resolution, state: RunState) -> Built:
     """The batch's new (stamped, de-duplicated) events, encoded, and every rejected part."""
-    rejected = list(batch.rejected)
+    rejected: list[Rejected] = []
     events: list[AnyEvent] = []
     values: list[bytes] = []
     seen = state.seen
+    for event in checked_events(batch, resolution, rejected):
+        stamped, value = stamp_encoded(event)
+        if stamped.event_id not in seen:
+            seen.add(stamped.event_id)
+            events.append(stamped)
+            values.append(value)
+    state.records.update(batch.indices)
+    return Built(events, values, rejected)
+
+
+def checked_events(batch: Batch, resolution: Resolution, rejected: list[Rejected]) -> Iterator[AnyEvent]:
+    """The batch's events inside the bounds, in order, not stamped yet; each rejected part (the
+    batch's own first) is appended to `rejected` as it is met."""
+    rejected.extend(batch.rejected)
     for record in batch.records:
         try:
             out = record.build(resolution)
@@ -84,14 +98,7 @@ def build(batch: Batch, resolution: Resolution, state: RunState) -> Built:
         if problem is not None:
             rejected.append(problem)
             continue
-        for event in out:
-            stamped, value = stamp_encoded(event)
-            if stamped.event_id not in seen:
-                seen.add(stamped.event_id)
-                events.append(stamped)
-                values.append(value)
-    state.records.update(batch.indices)
-    return Built(events, values, rejected)
+        yield from out
 
 
 @dataclass(slots=True)

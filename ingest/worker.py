@@ -13,11 +13,13 @@ inherited connection).
 
 Per batch the child hands the run the batch's claims and is handed back their resolution, so
 the registry stays in the run's process and resolves batches in file order; it then builds the
-batch and hands back each event keyed and encoded (`Built.keyed`) with its ID: the run never
-decodes or re-encodes an event. Batches come back in file order and are appended in that
-order, one at a time as inline (ingest/pipeline.py), so per-entity order, the exactly-once
-registry of appended events and the dead letters are the inline path's. The child parses at
-most one batch ahead of the resolution it waits for.
+batch (the bounds checked) and hands back each event keyed and encoded, not stamped: the run
+stamps the bytes (`stamp_value`: the content ID, a hash, and the ID written in) and drops the
+repeats (RunState's rule), so the child, the run's bottleneck, does only the part that needs
+the events as objects. The run never decodes or re-encodes an event. Batches come back in
+file order and are appended in that order, one at a time as inline (ingest/pipeline.py), so
+per-entity order, the exactly-once registry of appended events and the dead letters are the
+inline path's. The child parses at most one batch ahead of the resolution it waits for.
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ import fcntl
 import pickle
 import signal
 import traceback
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
-from ingest.batches import Batch, Prepared, RunState, batched, prepare
-from ingest.records import GameClaim, Identity, Item, Record, Resolution, WeekGame
+from ingest.batches import Batch, Prepared, RunState, batched, checked_events
+from ingest.records import GameClaim, Identity, Item, Record, Rejected, Resolution, WeekGame
 from ingest.resolution import claims_of
+from schemas.events import encode, event_key, event_topic, stamp_encoded, stamp_value
 
 # below this many source records a run stays inline: a fork costs more than it saves on a small file
 WORKER_MIN_RECORDS = 512
@@ -61,14 +65,31 @@ def claims_record(claims: list[GameClaim], weeks: list[WeekGame], identities: li
 # A built batch's events travel as MessagePack (half of pickle's cost both ways for lists of
 # strings and bytes); the rest of the message, which may hold a rejected record's text with
 # bytes that were not UTF-8 (lone surrogates, which MessagePack cannot carry), as pickle.
+# The events: each one's ID ("" when the run is to stamp it), (base topic, key, value) and
+# type name, in order.
 _events_out = msgspec.msgpack.Encoder()
-_events_in = msgspec.msgpack.Decoder(tuple[list[str], list[tuple[str, bytes, bytes]]])
+_events_in = msgspec.msgpack.Decoder(tuple[list[str], list[tuple[str, bytes, bytes]], list[str]])
 
 
 def _built(batch: Batch, resolution: Resolution, state: RunState) -> bytes:
-    p = prepare(batch, resolution, state)
-    events = _events_out.encode((p.event_ids, p.records))
-    return pickle.dumps(("built", events, p.types, p.rejected, p.records_read), pickle.HIGHEST_PROTOCOL)
+    """A batch's events inside the bounds, encoded as they are: an event not stamped yet is
+    stamped by the run (`ParseWorker._stamped`), one given an ID here, as `build` does."""
+    rejected: list[Rejected] = []
+    ids: list[str] = []
+    records: list[tuple[str, bytes, bytes]] = []
+    kinds: list[str] = []
+    for event in checked_events(batch, resolution, rejected):
+        if event.event_id:
+            stamped, value = stamp_encoded(event)
+            ids.append(stamped.event_id)
+        else:
+            value = encode(event)
+            ids.append("")
+        records.append((event_topic(event), event_key(event).encode(), value))
+        kinds.append(type(event).__name__)
+    state.records.update(batch.indices)
+    events = _events_out.encode((ids, records, kinds))
+    return pickle.dumps(("built", events, rejected, len(state.records)), pickle.HIGHEST_PROTOCOL)
 
 
 def _send(fd: int, payload: bytes) -> None:
@@ -182,6 +203,7 @@ class ParseWorker:
                  writing: asyncio.WriteTransport) -> None:
         self.pid: int | None = pid
         self._messages, self._reading, self._writing = messages, reading, writing
+        self._seen: set[str] = set()  # event IDs handed on in this run (RunState's rule)
 
     @classmethod
     async def start(cls, items: Iterable[Item]) -> ParseWorker:
@@ -220,9 +242,27 @@ class ParseWorker:
         if message[0] == "error":
             raise message[1]
         if message[0] == "built":
-            _, events, types, rejected, records_read = message
-            return ("built", Prepared(*_events_in.decode(events), types, rejected, records_read))
+            _, events, rejected, records_read = message
+            return ("built", self._stamped(*_events_in.decode(events), rejected, records_read))
         return message
+
+    def _stamped(self, ids: list[str], records: list[tuple[str, bytes, bytes]], kinds: list[str],
+                 rejected: list[Rejected], records_read: int) -> Prepared:
+        """A built batch stamped, without the events this run already had: what `prepare` makes."""
+        seen = self._seen
+        new_ids: list[str] = []
+        new: list[tuple[str, bytes, bytes]] = []
+        new_kinds: list[str] = []
+        for event_id, record, kind in zip(ids, records, kinds):
+            if not event_id:
+                event_id, value = stamp_value(record[2])
+                record = (record[0], record[1], value)
+            if event_id not in seen:
+                seen.add(event_id)
+                new_ids.append(event_id)
+                new.append(record)
+                new_kinds.append(kind)
+        return Prepared(new_ids, new, Counter(new_kinds), rejected, records_read)
 
     def resolved(self, resolution: Resolution) -> None:
         """Hand the child a batch's resolution (buffered by the loop: never waits on the pipe)."""

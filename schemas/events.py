@@ -423,34 +423,33 @@ _BARE_INGEST_TS = b'"ingest_ts":' + _encoder.encode(_EPOCH)
 def stamp_encoded(event: AnyEvent) -> tuple[AnyEvent, bytes]:
     """`stamp(event)` and `encode(stamp(event))` from one encode (ingest's hot path: the event
     was encoded once for its ID and again for the log). An event not stamped yet is encoded as
-    it is; the bare bytes the ID hashes differ from that only in `ingest_ts` (the epoch), and
-    the stamped event's only in `event_id`: both written in place. Fields are encoded in
-    declaration order and the base fields come first (`type`, `v`, `event_id`, `source`,
-    `source_id`, `source_ts`, `ingest_ts`): all before `ingest_ts` are scalars, and a string
-    value cannot hold an unescaped quote, so the first match of each pattern is that field."""
+    it is and stamped from its bytes (`stamp_value`)."""
     if event.event_id:  # already stamped (or given an ID): hash it as it would be bare
         bare = _bare(event)
         event_id = _id_of(bare)
         value = bare.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1).replace(
             _BARE_INGEST_TS, b'"ingest_ts":' + _encoder.encode(event.ingest_ts), 1)
         return msgspec.structs.replace(event, event_id=event_id), value
-    global _last_ingest_ts
-    ts, ts_field = _last_ingest_ts
-    if event.ingest_ts is not ts:  # a run stamps every event with one ingest time: encoded once
-        ts = event.ingest_ts
-        ts_field = b'"ingest_ts":' + _encoder.encode(ts)
-        _last_ingest_ts = (ts, ts_field)
-    encoded = _encoder.encode(event)
-    event_id = _id_of(encoded.replace(ts_field, _BARE_INGEST_TS, 1))
-    value = encoded.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1)
+    event_id, value = stamp_value(_encoder.encode(event))
     return msgspec.structs.replace(event, event_id=event_id), value
 
 
-# the last ingest time stamped and its field as encoded: a one-entry memo of a pure function
-# (an ingest time -> its bytes), so `stamp_encoded` stays pure to its callers: what it returns
-# depends on its argument alone, whatever came before. Module state rather than a parameter
-# because every caller (ingest's batches, any run, any thread) wants the same thing of it, and a
-# run stamps all its events with one time: each event saves an encode. Compared by identity, not
-# equality (a datetime equal to it in another zone encodes differently); read and replaced as one
-# tuple, so a thread never pairs one time with another's bytes (a race costs an encode, no more)
-_last_ingest_ts: tuple[datetime | None, bytes] = (None, b"")
+_INGEST_TS = b'"ingest_ts":'
+
+
+def stamp_value(encoded: bytes) -> tuple[str, bytes]:
+    """An event not stamped yet, as `encode` gives it -> its `event_id` and the stamped event's
+    encoding, from the bytes alone (ingest's worker encodes, the run's process stamps). The bare
+    bytes the ID hashes differ from `encoded` only in `ingest_ts` (the epoch), and the stamped
+    event's only in `event_id`: both written in place. Fields are encoded in declaration order
+    and the base fields come first (`type`, `v`, `event_id`, `source`, `source_id`, `source_ts`,
+    `ingest_ts`): all before `ingest_ts` are scalars, and a string value cannot hold an
+    unescaped quote, so the first match of each pattern is that field (and `ingest_ts`, a
+    datetime, is a string: its value ends at the next quote)."""
+    start = encoded.index(_INGEST_TS) + len(_INGEST_TS)
+    end = encoded.index(b'"', start + 1) + 1
+    event_id = _id_of(encoded[:start] + _BARE_TS_VALUE + encoded[end:])
+    return event_id, encoded.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1)
+
+
+_BARE_TS_VALUE = _encoder.encode(_EPOCH)
