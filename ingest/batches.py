@@ -21,6 +21,11 @@ from schemas.bounds import event_problem
 from schemas.events import AnyEvent, PriceQuoted, event_key, event_topic, require_registered, stamp_encoded
 
 BATCH_RECORDS = 256
+# ... and at most about this much source text: a record of some sources is large (an Odds API
+# game holds ~60 quotes), and a run's first and last batches are not overlapped (the first is
+# built before anything is sent, the last is sent after everything is built): 256 games are
+# ~16,000 events, a quarter of a season's file, 512 KiB ~2,600
+BATCH_TEXT = 512 * 1024
 
 
 @dataclass(slots=True)
@@ -30,17 +35,21 @@ class Batch:
     indices: set[int] = field(default_factory=set)  # source records seen in this batch
 
 
-def batched(items: Iterable[Item], size: int = BATCH_RECORDS) -> Iterator[Batch]:
+def batched(items: Iterable[Item], size: int = BATCH_RECORDS, text: int = BATCH_TEXT) -> Iterator[Batch]:
+    """`size` records a batch, or fewer whose source text reaches `text` characters."""
     batch = Batch()
+    chars = 0
     for item in items:
         if isinstance(item, Record):
             batch.records.append(item)
+            chars += len(item.raw)
         else:
             batch.rejected.append(item)
         batch.indices.add(item.index)
-        if len(batch.records) >= size:
+        if len(batch.records) >= size or chars >= text:
             yield batch
             batch = Batch()
+            chars = 0
     if batch.records or batch.rejected:
         yield batch
 
