@@ -222,10 +222,10 @@ def _methods(odds: tuple[tuple[float, ...], ...]) -> tuple[dict[str, tuple[float
     """A line's probabilities under the other methods and its `methods` notes, which depend on
     the eligible books' prices only (memoised: lines keep being re-quoted at the same prices)."""
     probabilities: dict[str, tuple[float, ...] | None] = {}
-    notes: dict[str, DevigNote] = {DEFAULT_METHOD: DevigNote(books=len(odds), flags=[], message=None, parameter=None)}
+    notes: dict[str, DevigNote] = {DEFAULT_METHOD: DevigNote(books=len(odds), flags=(), message=None, parameter=None)}
     for method, (values, note) in other_methods(odds).items():
         probabilities[method] = values
-        notes[method] = DevigNote(books=note["books"], flags=note["flags"], message=note["message"],
+        notes[method] = DevigNote(books=note["books"], flags=tuple(note["flags"]), message=note["message"],
                                   parameter=note["parameter"])
     return probabilities, notes
 
@@ -264,7 +264,7 @@ def market_line_row(m: MarketState, key: str, line: LineState, window_us: int) -
 def _unserved_notes(books: int) -> dict[str, DevigNote]:
     message = (f"{books} bookmaker{'' if books == 1 else 's'} quote{'s' if books == 1 else ''} this line: a consensus "
                f"needs at least {MIN_BOOKS}, and one bookmaker's price is not served")
-    return {method: DevigNote(books=books, flags=["too_few_books"], message=message, parameter=None)
+    return {method: DevigNote(books=books, flags=("too_few_books",), message=message, parameter=None)
             for method in METHODS}
 
 

@@ -87,11 +87,15 @@ class LineData(msgspec.Struct, kw_only=True):
     basis: LineBasis = "consensus"
 
 
-class DevigNote(msgspec.Struct, kw_only=True):
-    """What one devig method reported for a line."""
+class DevigNote(msgspec.Struct, kw_only=True, frozen=True, gc=False):
+    """What one devig method reported for a line.
+
+    Outside the cyclic collector (gc=False, flags a tuple: it can be in no cycle), because the
+    projector memoises notes by the tens of thousands (projections.rows._methods) and each one,
+    with its flags list, was walked by every full collection."""
 
     books: int  # the books its median was taken over
-    flags: list[str]  # too_few_books, failed, out_of_range, not_converged
+    flags: tuple[str, ...]  # too_few_books, failed, out_of_range, not_converged
     message: str | None
     parameter: float | None  # the method's median parameter (shin's z, power's k, ...), if it has one
 
