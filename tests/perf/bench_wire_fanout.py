@@ -18,11 +18,24 @@ The baseline (tests/perf/wire_baseline.py) reads the same topic with the same co
 and sends every record to its topic's sockets with `websockets.broadcast`: no tickets, limits,
 snapshots, seq checks or send queues. Same clients, same addresses, same rates, one after the
 other. Then two API processes with the clients split between them (alternately), against one:
-what a second process adds on the same cores. Then every third socket stalled (it never reads
-after subscribing) at STALLED_RATE: the p99 of the readers that keep up, against the same rate
-with none stalled, on the API and on the baseline. Also: each server's resident memory per open
-socket (RSS with the sockets open and subscribed, idle, minus RSS before), and the messages it
-delivered per CPU second it used.
+what a second process adds on the same cores, at one more rate (API_RATES: 320 deltas/s, 80,000
+messages/s offered), since a second process can add only where one delivers less than is offered.
+On this 2-core box it cannot double the rate, and the clients are part of why (measured 13:44-13:52
+UTC today, load 11-18, 2,000 sockets, one rate per pair of runs): the API delivers about 66,000
+messages per CPU second (one process at 320 deltas/s: 629,144 of 639,750 delivered on 9.5 CPU
+seconds) and the clients' one process reads about 94,000 per CPU second (6.7 CPU seconds for those),
+so one process at full speed already takes ~1.7 of the 2 cores with its clients; two sharing the
+2 cores with the clients top out near 2 / (1/66,000 + 1/94,000) = 77,500 messages/s, about 1.2x one,
+and the clients' single process caps any server at about 94,000. Under load the figure is bounded
+by the CPU share the scheduler gives the bench's session instead (autogroup: every process it
+starts shares one share, docs/benchmarks.md), which swings several-fold within minutes: one process
+delivered 16,104 msg/s at 80 deltas/s and 78,460 at 320 five minutes later. A 2x needs the clients
+on other cores (or machines) than the servers, and a core per server. The figure's note prints the
+servers' and the clients' CPU (`server_cores`, `client_cores`) so that each run says which was short.
+Then every third socket stalled (it never reads after subscribing) at STALLED_RATE: the p99 of
+the readers that keep up, against the same rate with none stalled, on the API and on the
+baseline. Also: each server's resident memory per open socket (RSS with the sockets open and
+subscribed, idle, minus RSS before), and the messages it delivered per CPU second it used.
 
 A plot (docs/bench_wire_fanout.png: delivered rate and p99 against the offered rate, both servers) is
 drawn when matplotlib is installed (`pip install -e '.[bench]'`, which `make bench` does).
@@ -37,7 +50,6 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 import asyncpg
 import httpx
@@ -62,6 +74,9 @@ SOCKETS = int(os.environ.get("SVC_BENCH_WIRE_SOCKETS", "2000"))
 PER_ACCOUNT = PLANS["scale"].wire_connections  # 100: the Scale plan's open sockets per account
 GAMES = 8  # the slate
 RATES = (10, 20, 40, 80)  # deltas/s offered onto wire.deltas (x 250 readers per topic)
+# the API's rates, one process and two: one more, past what one process delivers on a core (about 66,000
+# messages/s); at 10-40 it delivers everything offered, so a second process cannot add: 1.00 by construction
+API_RATES = (*RATES, 320)
 PHASE_SECONDS = 8.0
 DRAIN_SECONDS = 6.0  # quiet after each rate: its backlog is worked off before the next (counted by emit_ts)
 STALLED_RATE = 20  # deltas/s while a third of the sockets stall (one of RATES: compared with it)
@@ -306,7 +321,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}
         with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api.log",
                          app="tests.perf.api_bench_app:app", **env) as (base, proc):
-            api = await _measure(ctx, "api", _ws(base), base, [proc.pid], plan_rows, deltas, readers)
+            api = await _measure(ctx, "api", _ws(base), base, [proc.pid], plan_rows, deltas, readers, rates=API_RATES)
         # two API processes, the same clients split between them (alternately)
         await deltas.settle(settings.database_url)
         with api_process(settings.database_url, settings.data_dir, KEY_SECRET, ctx.workdir / "wire-api-a.log",
@@ -315,7 +330,7 @@ async def run(ctx: BenchContext) -> list[Figure]:
                             app="tests.perf.api_bench_app:app", **env) as (base_b, proc_b):
             split = [{**row, "url": _ws((base_a, base_b)[i % 2])} for i, row in enumerate(plan_rows)]
             two = await _measure(ctx, "api", _ws(base_a), base_a, [proc_a.pid, proc_b.pid], split, deltas, readers,
-                                 label="api-two")
+                                 label="api-two", rates=API_RATES)
         # a third of the sockets stalled (never read): what the readers that keep up see
         await deltas.settle(settings.database_url)
         stalled_rows = [{**row, "stall": i % 3 == 2} for i, row in enumerate(plan_rows)]
@@ -349,7 +364,9 @@ async def run(ctx: BenchContext) -> list[Figure]:
         figures.append(Figure(f"two API processes: delivered, {a['rate']} deltas/s x {readers} readers",
                               a["per_second"], "msg/s", "one API process, same load", b["per_second"], "2.0",
                               f"p99 {a['p99']:.0f} ms (one process {b['p99']:.0f} ms); delivered {a['delivered']}/"
-                              f"{a['expected']}; the same two cores"))
+                              f"{a['expected']} (one process {b['delivered']}); CPU over the rates: servers "
+                              f"{two['server_cores']:.2f} cores (one process {api['server_cores']:.2f}), clients "
+                              f"{two['client_cores']:.2f} ({api['client_cores']:.2f}), of {os.cpu_count()}"))
     for a, b in zip(api["phases"], base["phases"]):
         what = f"{a['rate']} deltas/s x {readers} readers"
         note = (f"{SOCKETS} sockets, {PHASE_SECONDS:.0f}s; delivered {a['delivered']}/{a['expected']} "
