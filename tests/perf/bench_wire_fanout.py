@@ -29,7 +29,11 @@ so one process at full speed already takes ~1.7 of the 2 cores with its clients;
 and the clients' single process caps any server at about 94,000. Under load the figure is bounded
 by the CPU share the scheduler gives the bench's session instead (autogroup: every process it
 starts shares one share, docs/benchmarks.md), which swings several-fold within minutes: one process
-delivered 16,104 msg/s at 80 deltas/s and 78,460 at 320 five minutes later. A 2x needs the clients
+delivered 16,104 msg/s at 80 deltas/s and 78,460 at 320 five minutes later; at 320 and 640 (14:00,
+load 10-14) two processes delivered 0.95x and 0.67x of one, servers and clients together getting
+0.8-0.9 of a core either way: with no more CPU, a second process only adds its own fan-out's
+cost (its consumer, its copy of every delta). The clients' process was not the bottleneck in any
+of these runs (0.09-0.48 cores over a rate's phase and drain). A 2x needs the clients
 on other cores (or machines) than the servers, and a core per server. The figure's note prints the
 servers' and the clients' CPU (`server_cores`, `client_cores`) so that each run says which was short.
 Then every third socket stalled (it never reads after subscribing) at STALLED_RATE: the p99 of
