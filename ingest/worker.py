@@ -28,7 +28,9 @@ import asyncio
 import os
 import fcntl
 import pickle
+import queue
 import signal
+import threading
 import traceback
 from collections import Counter
 from collections.abc import Iterable
@@ -118,14 +120,51 @@ def _child(items: Iterable[Item], out: int, into: int) -> None:
     """The child's whole life: parse, ask for each batch's resolution, build, hand back."""
     state = RunState()
     waiting: Batch | None = None  # parsed, its claims sent, its resolution not yet read
-    for batch in batched(items):
-        _send(out, pickle.dumps(("claims", *claims_of(batch.records)), pickle.HIGHEST_PROTOCOL))
+    writer = _Writer(out)
+    try:
+        for batch in batched(items):
+            writer.send(pickle.dumps(("claims", *claims_of(batch.records)), pickle.HIGHEST_PROTOCOL))
+            if waiting is not None:
+                writer.send(_built(waiting, pickle.loads(_receive(into)), state))
+            waiting = batch
         if waiting is not None:
-            _send(out, _built(waiting, pickle.loads(_receive(into)), state))
-        waiting = batch
-    if waiting is not None:
-        _send(out, _built(waiting, pickle.loads(_receive(into)), state))
-    _send(out, pickle.dumps(("end",), pickle.HIGHEST_PROTOCOL))
+            writer.send(_built(waiting, pickle.loads(_receive(into)), state))
+        writer.send(pickle.dumps(("end",), pickle.HIGHEST_PROTOCOL))
+    finally:
+        writer.close()  # all of it written (or the run gone) before anything else writes there
+
+
+class _Writer:
+    """The child's messages written by a thread of its own, in order. A built batch is a few MB
+    and the pipe holds 1 MiB: written in place, the child waited, batch after batch, until the
+    run's event loop was free to read (the run stamps and sends between reads) instead of
+    parsing the next batch. The thread holds the GIL only between its writes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.messages: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.failed: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="ingest-worker-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (payload := self.messages.get()) is not None:
+            try:
+                _send(self.fd, payload)
+            except BaseException as exc:  # noqa: BLE001 - the run closed the pipe: the child stops
+                self.failed = exc
+                return
+
+    def send(self, payload: bytes) -> None:
+        if self.failed is not None:
+            raise self.failed
+        self.messages.put(payload)
+
+    def close(self) -> None:
+        self.messages.put(None)
+        self.thread.join()
+        if self.failed is not None:
+            raise self.failed
 
 
 def _portable(exc: BaseException) -> bytes:
