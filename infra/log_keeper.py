@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import ctypes
 import logging
-import os
 import signal
 import subprocess
 import sys

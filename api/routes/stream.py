@@ -24,7 +24,6 @@ Topics: `game:gm_…` and `market:mkt_…` (scope `read:odds`), and `answer:ans_
 
 # no `from __future__ import annotations`: Litestar reads the handlers' types at import time
 
-import asyncio
 import time
 from contextlib import aclosing
 from dataclasses import replace

@@ -8,7 +8,6 @@ or of another layout is refused with a message that says what is wrong and what 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys

@@ -30,9 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import time
-from contextlib import ExitStack
 from datetime import datetime, timezone
 
 import asyncpg

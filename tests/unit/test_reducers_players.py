@@ -3,7 +3,6 @@ newest news items (newest first), and per-game stat lines from which season line
 
 from __future__ import annotations
 
-from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
