@@ -38,7 +38,7 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.front import COMPRESS_LEVEL, COMPRESS_MIN_BYTES
-from api.kept import Kept, KeptStore
+from api.kept import Kept, KeptStore, Store
 from schemas.datasets import pg_schema
 
 
@@ -63,9 +63,16 @@ def keeping(request) -> bool:
 
 def part_version(request, tables: tuple[str, ...]) -> tuple | None:
     """`read_version` for a part of a route's response that reads fewer tables than the whole
-    (a game's box scores: `stat_lines` alone), kept by the route under this version so that a
-    build after a change to the other tables does not read it again; None while not listening."""
+    (a game's box scores: `stat_lines` alone), kept by the route under this version in
+    `kept_parts` so that a build after a change to the other tables does not read it again;
+    None while not listening."""
     return read_version(request.app.state.app_state.listener, request.scope, tables)
+
+
+def kept_parts(request) -> Store:
+    """The app's store of parts kept by `part_version` (AppState.parts), keyed (part name,
+    version, ...): per app, never per module, since versions are counted per listener."""
+    return request.app.state.app_state.parts
 
 
 _VARY = (b"vary", b"Accept-Encoding")

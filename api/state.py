@@ -8,7 +8,7 @@ from typing import Any
 import asyncpg
 
 from api.conventions import cursor_key
-from api.kept import KeptStore
+from api.kept import KeptStore, Store
 from api.listen import Listener
 from infra.settings import Settings
 
@@ -20,6 +20,10 @@ class AppState:
     redis: Any | None = None  # redis.asyncio.Redis when REDIS_URL is set
     listener: Listener | None = None  # Postgres notifications (api/listen.py), with a database
     kept: KeptStore = field(default_factory=KeptStore)  # responses kept by the listener's versions (api/read_cache.py)
+    # parts of responses kept by the versions of the fewer tables they read (api/read_cache.py
+    # part_version), keyed (part name, version, ...). This app's own: the versions count this
+    # app's listener's notifications, so another app's equal version says nothing of this one's data
+    parts: Store[Any] = field(default_factory=lambda: Store(max_items=2048))
     extras: dict[str, Any] = field(default_factory=dict)
     freeze_gc: bool = False  # gc.freeze() once started (a server process)
     _cursor_key: bytes | None = None

@@ -9,16 +9,15 @@ from litestar.params import PathParameter, QueryParameter
 
 from access.plans import READ_SCOPES
 from api.conventions import encode_cursor, request_id
-from api.kept import Store
 from api.problems import ProblemError
-from api.read_cache import keeping, part_version
+from api.read_cache import keeping, kept_parts, part_version
 from api.queries import games as games_sql
 from api.queries import markets as markets_sql
 from api.queries import stats as stats_sql
 from api.resources import examples
 from api.resources.games import LIST_ITEMS, Game, GameDetail, game, game_detail, list_item_key, market_ref
 from api.resources.lists import GameList
-from api.resources.stats import StatLine, stat_line
+from api.resources.stats import stat_line
 from api.routes._db import read_models
 from api.routes._docs import responses
 from api.routes._params import COMPETITION_REF, SEASON, Cursor, from_micros, id_pattern, page_limit, position, rfc3339, to_micros
@@ -115,29 +114,27 @@ async def get_game(
     request: Request,
     game_id: Annotated[str, PathParameter(pattern=id_pattern("game"), description="`gm_` ID.")],
 ) -> GameDetail:
-    # read before the rows, as the read cache reads its version: kept under a version they may be
-    # older than, never newer
+    # A game's box scores (player lines, team lines) are kept by the version of `stat_lines`, the
+    # one table they read: during play a game is built again for every score and every price
+    # (`games`, `markets`: several times a second), its box scores far less often, and the team
+    # lines' sums over the players' lines were two of a build's four queries. The version is read
+    # before the rows, as the read cache reads its own: kept under a version they may be older
+    # than, never newer.
     box_version = part_version(request, ("stat_lines",))
     async with read_models(request) as (conn, schema):
         row = await games_sql.get_game(conn, schema, game_id)
         if row is None:
             raise ProblemError("not_found", f"No game with ID {game_id}.", param="game_id")
         markets = await markets_sql.markets_of_games(conn, schema, [game_id])
-        box = BOX_SCORES.get((box_version, game_id)) if box_version is not None else None
+        parts = kept_parts(request)
+        box = parts.get(("box_scores", box_version, game_id)) if box_version is not None else None
         if box is None:
             players = await stats_sql.player_box_scores(conn, schema, game_id)
             teams = await stats_sql.team_box_scores(conn, schema, game_id)
             box = ([stat_line(p) for p in players], [stat_line(t) for t in teams])
             if box_version is not None:
-                BOX_SCORES.put((box_version, game_id), box)
+                parts.put(("box_scores", box_version, game_id), box)
     return game_detail(row, [market_ref(m) for m in markets], *box, request_id(request))
-
-
-# A game's box scores (player lines, team lines) by the version of `stat_lines`, the one table
-# they read (api/read_cache.py part_version). During play a game is built again for every score
-# and every price (`games`, `markets`: several times a second), its box scores far less often;
-# the team lines' sums over the players' lines were two of a build's four queries.
-BOX_SCORES: Store[tuple[list[StatLine], list[StatLine]]] = Store(max_items=1024)
 
 
 ROUTES = [list_games, get_game]

@@ -11,9 +11,8 @@ from litestar.params import QueryParameter
 
 from access.plans import READ_SCOPES
 from api.conventions import RG_LINE, dataset_of, encode_cursor, request_id
-from api.kept import Store
 from api.problems import ProblemError
-from api.read_cache import part_version
+from api.read_cache import kept_parts, part_version
 from api.queries import games as games_sql
 from api.queries import markets as markets_sql
 from api.resources import examples
@@ -42,22 +41,21 @@ def day_bounds(day: date, tz: zoneinfo.ZoneInfo) -> tuple[datetime, datetime]:
 
 
 async def _default_day(request: Request, conn, schema: str, local: zoneinfo.ZoneInfo) -> date:
-    """Today in the zone; in test mode the sandbox's recorded day (the day its first game starts)."""
+    """Today in the zone; in test mode the sandbox's recorded day (the day its first game starts).
+
+    The first kickoff is kept by the version of the games' kickoff order (`games.kickoff`, which
+    scores and clocks do not announce): a slate built again during play for a score or a price
+    does not ask for it again."""
     if dataset_of(request) == "test":
         version = part_version(request, ("games.kickoff",))  # before the read: never kept as newer
-        kept = FIRST_KICKOFF.get(version) if version is not None else None
+        # kept as a 1-tuple: a dataset with no game keeps None
+        kept = kept_parts(request).get(("first_kickoff", version)) if version is not None else None
         first = kept[0] if kept is not None else await games_sql.first_kickoff(conn, schema)
         if kept is None and version is not None:
-            FIRST_KICKOFF.put(version, (first,))
+            kept_parts(request).put(("first_kickoff", version), (first,))
         if first is not None:
             return first.astimezone(local).date()
     return datetime.now(local).date()
-
-
-# The sandbox's first kickoff by the version of the games' kickoff order (`games.kickoff`, which
-# scores and clocks do not announce): a slate built again during play for a score or a price
-# does not ask for it again. Kept as a 1-tuple: a dataset with no game keeps None.
-FIRST_KICKOFF: Store[tuple[datetime | None]] = Store(max_items=64)
 
 
 @get(

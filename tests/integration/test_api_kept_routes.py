@@ -415,3 +415,21 @@ async def test_the_sandbox_slate_day_is_read_again_only_when_the_kickoff_order_m
             await eventually(lambda: _get(client, "/v1/slate", params), lambda b: _same(b, before))
         finally:
             await conn.close()
+
+
+async def test_kept_parts_belong_to_their_app(api_settings, api_db, api_keys, monkeypatch):
+    """Parts are kept by the listener's versions, which each app counts from its own start: a second
+    app in the same process (its versions equal the first's) reads its own first kickoff. Kept in a
+    module-wide store, the second app was served the first app's (which failed the test above
+    whenever an earlier test's app had shown the sandbox slate in the same process)."""
+    import api.queries.games as games_sql
+
+    reads = _counted(monkeypatch, games_sql, "first_kickoff")
+    for apps in (1, 2):
+        front = create_app(api_settings)
+        async with lifespan(front), httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=front), base_url="http://svc.test",
+                headers={"Authorization": f"Bearer {api_keys['test']}"}) as client:
+            assert await listener_of(front).wait_connected(10)
+            await _get(client, "/v1/slate", {"tz": "UTC"})
+        assert len(reads) == apps
