@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import importlib
-import os
 import signal
 import socket
 import subprocess
@@ -37,6 +35,7 @@ import uvloop
 from h2corn import Config, Server
 
 from infra.api_server import H2CORN_OPTIONS
+from infra.parent_death import dies_with_parent
 
 log = structlog.get_logger("api.workers")
 BACKLOG = 1024  # h2corn's own default for the sockets it binds
@@ -44,7 +43,6 @@ STOP_SECONDS = 12.0  # within `svc up`'s 15 s for a child to stop (infra/supervi
 STABLE_SECONDS = 10.0  # a worker that exits sooner after its start cannot start: no restart
 RESTART_SECONDS = 1.0  # between a worker's exit and its restart
 POLL_SECONDS = 0.1
-_PR_SET_PDEATHSIG = 1
 
 
 async def _serve(bind: str, target: str) -> None:
@@ -97,9 +95,10 @@ class Workers:
 
     def start(self, slot: int) -> None:
         fd = self.listeners[slot].fileno()
-        argv = [sys.executable, "-m", "infra.h2corn_serve", "--worker-fd", str(fd), "--parent", str(os.getpid()),
-                self.target]
-        self.procs[slot] = subprocess.Popen(argv, pass_fds=(fd,), stdin=subprocess.DEVNULL)
+        argv = [sys.executable, "-m", "infra.h2corn_serve", "--worker-fd", str(fd), self.target]
+        # told to stop (SIGTERM: in order) if this process dies, even by SIGKILL
+        self.procs[slot] = subprocess.Popen(argv, pass_fds=(fd,), stdin=subprocess.DEVNULL,
+                                            preexec_fn=dies_with_parent())
         self.started_at[slot] = time.monotonic()
         log.info("worker started", worker=slot, pid=self.procs[slot].pid)
 
@@ -175,17 +174,6 @@ def serve_workers(host: str, port: int, target: str, count: int) -> int:
             listener.close()
 
 
-def _die_with(parent: int) -> None:
-    """This worker gets SIGTERM (an orderly stop) when the process that started it dies, even by
-    SIGKILL; exits at once if it already has."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:
-        sys.exit(0)
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.h2corn_serve")
     parser.add_argument("host", nargs="?")
@@ -193,11 +181,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("target", help="MODULE:APP")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)  # a worker: serve this inherited listener
-    parser.add_argument("--parent", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker_fd is not None:
-        if args.parent is not None:
-            _die_with(args.parent)
         uvloop.run(_serve(f"fd://{args.worker_fd}", args.target))
         return 0
     if args.host is None or args.port is None:

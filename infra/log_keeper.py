@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import logging
 import signal
 import subprocess
@@ -38,6 +37,7 @@ from aiokafka.record.default_records import DefaultRecordBatch, DefaultRecordBat
 from infra import kafka_protocol as kp
 from infra.broker import broker_argv
 from infra.log_copy import LogCopy, LogCopyError
+from infra.parent_death import dies_with_parent
 from infra.net import free_port, wait_port
 
 log = logging.getLogger("log_keeper")
@@ -46,18 +46,12 @@ RESPONSE_TIMEOUT = 60.0
 RESTORE_CHUNK = 1 << 20  # bytes of records per partition per restore request
 RESTORE_REQUEST = 16 << 20
 RESTORE_IN_FLIGHT = 2
-_PR_SET_PDEATHSIG = 1
 
 
 class Fatal(Exception):
     """The copy and the broker disagree: exit, the supervisor restarts us and we restore."""
 
 
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 # ---- restore ----------------------------------------------------------------------------------
@@ -298,7 +292,7 @@ async def keep(data_dir: Path, host: str, port: int, broker_log: Path | None) ->
     private = free_port(host)
     out = open(broker_log, "ab") if broker_log else subprocess.DEVNULL
     tansu = subprocess.Popen(broker_argv(private, host, advertised_port=port), stdout=out,
-                             stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                             stderr=subprocess.STDOUT, preexec_fn=dies_with_parent(signal.SIGKILL))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

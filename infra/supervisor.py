@@ -12,7 +12,6 @@ behind.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
 import signal
 import subprocess
@@ -30,6 +29,7 @@ from infra.log_copy import LogCopy, LogCopyError
 from infra.log_guard import check_read_models
 from infra.db import connect, wait_for_database
 from infra.migrate import migrate
+from infra.parent_death import dies_with_parent
 from infra.net import free_port, port_answers, split_address
 from infra.postgres import database_url as embedded_database_url
 from infra.postgres import clear_stale_lock, init_cluster, postgres_argv
@@ -42,16 +42,9 @@ BACKOFF_START = 1.0  # the longest wait is Settings.restart_backoff_max
 STABLE_AFTER = 60.0  # a child up this long has its backoff reset
 STOP_TIMEOUT = 15.0
 BROKER_READY_TIMEOUT = 1800.0
-_PR_SET_PDEATHSIG = 1
 
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: get SIGTERM if the supervisor dies, even by SIGKILL."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
 
 
 @dataclass
@@ -170,7 +163,7 @@ class Supervisor:
             child.log = ChildLog(child.log_file, self.settings.log_max_bytes, self.settings.log_backups)
         child.proc = subprocess.Popen(
             child.argv, env=child.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            user=child.user, start_new_session=True, preexec_fn=_die_with_parent, cwd=os.getcwd(),
+            user=child.user, start_new_session=True, preexec_fn=dies_with_parent(), cwd=os.getcwd(),
         )
         child.log.attach(child.proc.stdout)
         child.started_at = time.monotonic()
