@@ -381,9 +381,10 @@ class DeltaFanout:
     async def _connect(self):
         consumer = make_consumer(self._settings, fetch_max_wait_ms=20, auto_offset_reset="latest")
         try:
-            # started inside the try, as everywhere (projections/log_ends.py): a start that fails (the
-            # broker is down) or is cancelled (`fanout_of`'s timeout, a broker that does not answer)
-            # stops its consumer too, not left behind with its connection
+            # started inside the try (the rule of infra/kafka.py's `started` and `start_or_stop`,
+            # here with the seeks too, since the consumer is kept past this call): a start that
+            # fails (the broker is down) or is cancelled (`fanout_of`'s timeout, a broker that does
+            # not answer) stops its consumer too, not left behind with its connection
             await consumer.start()
             tps = await partitions_of(consumer, list(self._datasets))
             ends = await high_watermarks(consumer, tps)  # exact on tansu too, unlike seek_to_end
