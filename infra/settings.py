@@ -65,6 +65,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # fails on it and the projector exits for a restart (so too for a database out of reach that
     # long). Shorter only to try the rule without waiting (tests)
     stall_after_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    # the longest the projector's stop may take before the process ends itself (of that, faust's
+    # own stop is waited for 60%: it leaves its consumer group, several seconds on a busy machine,
+    # and never ends at a broker that does not answer). Shorter only to try those stops (tests)
+    projector_stop_seconds: Annotated[float, msgspec.Meta(gt=0)] = 25.0
     log_level: str = "info"
     log_json: bool | None = None  # None: JSON when stderr is not a TTY
     # `svc up`'s child logs (<data-dir>/logs/<child>.log): rotated at this size (0: never), this
@@ -154,6 +158,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_API_SERVER": "api_server",
     "SVC_RESTART_BACKOFF_MAX": "restart_backoff_max",
     "SVC_STALL_AFTER_SECONDS": "stall_after_seconds",
+    "SVC_PROJECTOR_STOP_SECONDS": "projector_stop_seconds",
     "SVC_LOG_LEVEL": "log_level",
     "SVC_LOG_JSON": "log_json",
     "SVC_LOG_MAX_BYTES": "log_max_bytes",

@@ -11,9 +11,12 @@ epoch changes under us, for instance when the embedded broker was restarted.
 Nothing here waits forever. A batch that fails (the database killed under it) stops the
 process; so does a database out of reach for `stall_after_seconds` (30 s), a log that cannot
 be read that long, or a log we are behind on while our tracking rows stand still that long. Stopping is bounded as well: faust's own stop
-can wait for in-flight events that will never be acknowledged, so after EXIT_DEADLINE seconds
-the process ends itself and the supervisor restarts it; a restart resumes from the tracking
-rows, so nothing committed is lost and nothing uncommitted counted.
+never ends at a broker that does not answer (its consumer waits out each request's timeout), and
+one begun while its consumer is joining the group can wait for the join as long; so after
+`projector_stop_seconds` the process ends itself and the supervisor restarts it, and once our own
+parts are drained and closed it ends at once, whatever faust still waits for (its thread, not a
+daemon, would hold the interpreter's exit). A restart resumes from the tracking rows, so nothing
+committed is lost and nothing uncommitted counted.
 """
 
 from __future__ import annotations
@@ -52,11 +55,10 @@ from schemas.datasets import DATASETS, WIRE_DELTAS, Dataset, pg_schema, topic_na
 log = logging.getLogger("projections.runner")
 WATCH_EVERY = 5.0
 EXIT_LOG_CHANGED = 3  # the log changed under the read models: the restart rebuilds them (giving up is 1)
-# the longest a stop may take before the process ends itself, and of that the longest faust's
-# own stop is waited for (it leaves its consumer group, which can take several seconds on a busy
-# machine; 6 s was seen to be too short)
-EXIT_DEADLINE = 25.0
-FAUST_STOP_WAIT = 15.0
+# of the longest a stop may take (Settings.projector_stop_seconds, 25 s), the share faust's own
+# stop is waited for: it leaves its consumer group, which can take several seconds on a busy
+# machine (6 s was seen to be too short), and the rest bounds our own drains and closes
+FAUST_STOP_SHARE = 0.6
 # The live path freezes what each batch leaves (gc.freeze), so the cyclic collector only ever
 # scans what was made since the last batch: a full collection of the projector's heap (state,
 # faust, clients) took up to 65 ms here, a pause every event in flight paid for. Every
@@ -297,14 +299,15 @@ class Projector:
         self.stop.set()
 
     def _arm_exit_deadline(self) -> None:
-        """End the process if stopping takes longer than EXIT_DEADLINE, whatever is stuck: a
-        thread, because a stuck stop may hold the event loop."""
-        def expire() -> None:
-            log.error("stopping took longer than %.0fs: ending the process", EXIT_DEADLINE)
-            logging.shutdown()
-            os._exit(self.exit_code or 1)
+        """End the process if stopping takes longer than `projector_stop_seconds`, whatever is
+        stuck: a thread, because a stuck stop may hold the event loop."""
+        deadline = self.settings.projector_stop_seconds
 
-        timer = threading.Timer(EXIT_DEADLINE, expire)
+        def expire() -> None:
+            log.error("stopping took longer than %.0fs: ending the process", deadline)
+            _end_process(self.exit_code or 1)
+
+        timer = threading.Timer(deadline, expire)
         timer.daemon = True
         timer.start()
 
@@ -329,19 +332,29 @@ class Projector:
         self._arm_exit_deadline()
         watchdog.cancel()
         collector.cancel()
-        await self.shutdown()
+        if not await self.shutdown():
+            # ours is drained and closed; what faust still waits for (a group leave, a join) only
+            # holds its thread, and with it both asyncio.run's clean-up (it awaits the cancelled
+            # stop, which joins that thread) and the interpreter's exit (the thread is no daemon)
+            # until the deadline above: end now, with the code this stop is for
+            log.warning("ending the process without faust's stop")
+            _end_process(self.exit_code)
         return self.exit_code
 
-    async def shutdown(self) -> None:
+    async def shutdown(self) -> bool:
+        """Stop faust, then drain and close our own parts; False when faust's stop did not end."""
+        faust_stopped = True
         for lane in self.lanes.values():
             lane.catch_up_stop.set()
         if self.app is not None:
             # not wait_for: on timeout it waits for the cancelled stop, which faust may never
-            # finish (it waits for acknowledgements of events a dead batch will not give)
+            # finish (module docstring)
+            wait = self.settings.projector_stop_seconds * FAUST_STOP_SHARE
             stopping = asyncio.ensure_future(self.app.stop())
-            done, _ = await asyncio.wait({stopping}, timeout=FAUST_STOP_WAIT)
+            done, _ = await asyncio.wait({stopping}, timeout=wait)
             if not done:
-                log.warning("faust did not stop within %.0fs", FAUST_STOP_WAIT)
+                log.warning("faust did not stop within %.0fs", wait)
+                faust_stopped = False
             elif stopping.exception() is not None:
                 log.warning("faust did not stop cleanly: %r", stopping.exception())
         for lane in self.lanes.values():
@@ -362,6 +375,15 @@ class Projector:
                 await conn.close()
         if self.producer is not None:
             await self.producer.stop()
+        return faust_stopped
+
+
+def _end_process(code: int) -> None:
+    """Exit now, past whatever still runs (threads, asyncio.run's clean-up), logs flushed."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def run_projector(settings: Settings) -> int:

@@ -109,8 +109,10 @@ async def test_a_log_that_cannot_be_read_is_no_changed_log_the_projector_gives_u
     try:
         await ensure_topics(own)
         await ev.publish(own, [G, *[ev.quote(GID, f"b{i}", [-110 - i, 100 + i], minute=i) for i in range(5)]])
-        # a short limit, so the give-up comes sooner than faust's own timeouts at the frozen broker
-        proc = start_projector(own, log, SVC_STALL_AFTER_SECONDS="10")
+        # short limits: the give-up comes sooner than faust's own timeouts at the frozen broker
+        # (4 s: at the second failed check, WATCH_EVERY after the first), and faust's stop, which
+        # never ends at a frozen broker, is waited for 3 s of a 5 s stop, not 15 of 25
+        proc = start_projector(own, log, SVC_STALL_AFTER_SECONDS="4", SVC_PROJECTOR_STOP_SECONDS="5")
         try:
             assert await caught_up(own, 60), log.read_text()[-3000:]
             os.kill(broker.pid, signal.SIGSTOP)
