@@ -38,8 +38,11 @@ def _hand_over(path: Path, user: str | None) -> None:
             os.chown(os.path.join(root, name), entry.pw_uid, entry.pw_gid)
 
 
-def init_cluster(pgdata: Path) -> str | None:
-    """initdb once; returns the system user the server must run as (None: as ourselves)."""
+def init_cluster(pgdata: Path, durable: bool = True) -> str | None:
+    """initdb once; returns the system user the server must run as (None: as ourselves).
+
+    Not `durable` (tests): initdb skips flushing the new cluster to disk, seconds on a busy
+    disk, which only a machine crash right after would need (as with the server's fsync=off)."""
     made_by = pgdata / "PG_VERSION"
     if made_by.exists() and made_by.read_text().strip() != str(POSTGRES_MAJOR):
         # postgres would refuse it with a less direct message ("incompatible with this version")
@@ -51,7 +54,7 @@ def init_cluster(pgdata: Path) -> str | None:
     if not made_by.exists():
         subprocess.run(
             [binary("initdb"), "-D", str(pgdata), "--auth=trust",
-             "--encoding=UTF8", "--locale=C", "-U", "postgres"],
+             "--encoding=UTF8", "--locale=C", "-U", "postgres", *([] if durable else ["--no-sync"])],
             check=True, capture_output=True, user=user,
         )
     clear_stale_lock(pgdata)
@@ -101,7 +104,7 @@ def start_postgres(pgdata: Path, port: int | None = None, durable: bool = True) 
 
     A free port can be taken by someone else before the server binds it: with no port asked
     for, try again on another."""
-    user = init_cluster(pgdata)
+    user = init_cluster(pgdata, durable)
     attempts = 1 if port is not None else 3
     for attempt in range(attempts):
         chosen = port if port is not None else free_port()
