@@ -6,6 +6,7 @@ delta says: the API reads it from the read models)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import datetime, timedelta, timezone
@@ -52,8 +53,9 @@ async def feeds_until(ws, wanted: dict[str, int], timeout: float = 45) -> dict[s
 async def test_feed_messages_follow_liveness_and_settlement(settings, topics, tmp_path):
     quotes = [ev.quote(GID, book, prices, minute=5) for book, prices in (("dk", [-150, 130]), ("fd", [-140, 120]))]
     async with wire_stack(settings, tmp_path, [*GAMES, *quotes]) as (c, key, _):
-        await _on_the_socket(settings, c, key)
-        await _on_a_stream(settings, c, key)
+        # side by side: each waits out its own liveness limits (7 s and 6 s on the socket, 7 s on
+        # the stream), on topics of its own (the stream's game is not the socket's)
+        await asyncio.gather(_on_the_socket(settings, c, key), _on_a_stream(settings, c, key))
 
 
 async def _on_the_socket(settings, c: httpx.AsyncClient, key: str) -> None:
