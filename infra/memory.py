@@ -28,6 +28,16 @@ the frozen sockets leave behind when they close is freed by their reference coun
 reference cycles wait for the full collection above, which first gives every frozen object back
 to the collector (`gc.unfreeze()`) and freezes what survives it again. Frozen garbage is so
 bounded by the same rule as the rest: a quarter of what is open.
+
+What requests leave behind while nothing opens (`REFREEZE_SECONDS`): during play every kept
+response, resource and box score built after a change, and the Wire's recent deltas, outlive two
+young passes and reach the oldest generation, whose full pass then walks all of them again and
+again while they live (3-6 passes in an 8 s read mix with 500 sockets listening, up to tens of ms
+each, every request in flight waiting). So after each full pass the collector runs on its own,
+what survived it (alive, not garbage: it was just walked) is frozen as well, after a young
+pass so that young garbage is freed first; the next full pass walks only what came of age
+since. A frozen object that later becomes part of a garbage cycle is freed by the full
+collection above, as a closed socket's is.
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ from typing import Callable
 
 DELAY = 1.0  # seconds: closes within this share one trim
 COLLECT_MIN = 100  # closed connections before a full collection, however few are open
+REFREEZE_SECONDS = 1.0  # how soon what survived a full pass of the collector's own is frozen
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -65,6 +76,7 @@ class _Due:
         self.collect = False
         self.frozen = False  # this loop's server keeps its long-lived objects frozen (keep_frozen)
         self.freeze = False  # connections opened since the last freeze
+        self.full_passes = 0  # the collector's full passes as of the last freeze
 
 
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Due] = weakref.WeakKeyDictionary()
@@ -73,9 +85,28 @@ _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Due] = weakref.Wea
 def keep_frozen() -> None:
     """This loop serves connections for the life of its process: freeze what start-up made now,
     and from now on what opened connections hold (`settle_after_open`)."""
-    _loops.setdefault(asyncio.get_running_loop(), _Due()).frozen = True
+    loop = asyncio.get_running_loop()
+    due = _loops.setdefault(loop, _Due())
+    due.frozen = True
     gc.collect()
     gc.freeze()
+    due.full_passes = _full_passes()
+    loop.call_later(REFREEZE_SECONDS, _refreeze, loop, due)
+
+
+def _full_passes() -> int:
+    return gc.get_stats()[2]["collections"]
+
+
+def _refreeze(loop: asyncio.AbstractEventLoop, due: _Due) -> None:
+    """After a full pass of the collector's own: freeze what survived it (see the module's doc)."""
+    if _loops.get(loop) is not due:  # no longer this loop's (a test's bookkeeping replaced)
+        return
+    if _full_passes() != due.full_passes:
+        gc.collect(1)  # young garbage is freed, not frozen
+        gc.freeze()
+        due.full_passes = _full_passes()
+    loop.call_later(REFREEZE_SECONDS, _refreeze, loop, due)
 
 
 def settle_after_open() -> None:
@@ -120,6 +151,7 @@ def _release(loop: asyncio.AbstractEventLoop, due: _Due) -> None:
         gc.collect()
         if due.frozen:
             gc.freeze()
+            due.full_passes = _full_passes()
         if _trim is not None:
             loop.run_in_executor(None, _trim, 0)
     elif due.freeze:

@@ -4,6 +4,7 @@ trim, once a quarter of what is open (at least COLLECT_MIN) has closed since the
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -97,3 +98,24 @@ async def test_a_full_collection_after_closes_sees_the_frozen_sockets_and_freeze
     await _settle()
     # closed sockets' cycles may be frozen: given back to the collector, collected, the rest frozen
     assert gc_calls == ["unfreeze", "collect2", "freeze", "trim"]
+
+
+async def test_what_survives_a_full_pass_is_frozen_soon_after(monkeypatch):
+    """The real collector: what a full pass leaves alive is frozen within REFREEZE_SECONDS, so the
+    next full pass does not walk it again; with no full pass since, nothing more is frozen."""
+    monkeypatch.setattr(memory, "REFREEZE_SECONDS", 0.05)
+    monkeypatch.setattr(memory, "_loops", type(memory._loops)())
+    try:
+        memory.keep_frozen()
+        alive = [[] for _ in range(20_000)]  # lists are always tracked
+        passes, frozen = memory._full_passes(), gc.get_freeze_count()
+        await asyncio.sleep(0.2)
+        if memory._full_passes() == passes:  # no full pass of the collector's own meanwhile
+            assert gc.get_freeze_count() <= frozen  # (frozen objects freed by their counts leave it)
+        gc.collect()  # a full pass the module did not make
+        await asyncio.sleep(0.2)
+        ids = {id(x) for x in alive}
+        assert gc.get_freeze_count() > frozen + len(alive) // 2
+        assert not [x for x in gc.get_objects() if id(x) in ids]  # in no generation: no pass walks them
+    finally:
+        gc.unfreeze()
