@@ -5,8 +5,10 @@ A database that is down, or read models not yet migrated (`infra.db.DATABASE_DOW
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 import asyncpg
 import structlog
@@ -15,6 +17,9 @@ from litestar import Request
 from api.conventions import schema_of
 from api.problems import ProblemError
 from infra.db import DATABASE_DOWN
+
+A = TypeVar("A")
+B = TypeVar("B")
 
 log = structlog.get_logger("api.db")
 ACQUIRE_TIMEOUT_S = 5.0
@@ -35,3 +40,29 @@ async def read_models(request: Request) -> AsyncIterator[tuple[asyncpg.Connectio
     except DATABASE_DOWN as exc:
         log.warning("read models unavailable", error=repr(exc), path=request.url.path)
         raise _unavailable() from exc
+
+
+@asynccontextmanager
+async def spare_connection(request: Request) -> AsyncIterator[asyncpg.Connection | None]:
+    """A second pooled connection, for a query that can run beside the one on the request's own
+    (inside `read_models`, whose handling of a database that is down covers it), or None when none
+    is idle now. Never waited for: a request holding one connection and waiting for another is
+    how a pool deadlocks (every connection held by a request waiting for a second). The acquire
+    takes an idle one without suspending (no timeout: no task between the check and the take)."""
+    pool = request.app.state.app_state.pool
+    if pool is None or pool.get_idle_size() == 0:
+        yield None
+        return
+    async with pool.acquire() as conn:
+        yield conn
+
+
+async def both(first: Coroutine[Any, Any, A], second: Coroutine[Any, Any, B]) -> tuple[A, B]:
+    """Both results, run side by side (on two connections: `spare_connection`); one failing
+    cancels the other, which is awaited, and its error is raised as it is (not as a group)."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            a, b = group.create_task(first), group.create_task(second)
+    except BaseExceptionGroup as errors:
+        raise errors.exceptions[0] from None
+    return a.result(), b.result()

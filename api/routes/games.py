@@ -18,7 +18,7 @@ from api.resources import examples
 from api.resources.games import LIST_ITEMS, Game, GameDetail, game, game_detail, list_item_key, market_ref
 from api.resources.lists import GameList
 from api.resources.stats import stat_line
-from api.routes._db import read_models
+from api.routes._db import both, read_models, spare_connection
 from api.routes._docs import responses
 from api.routes._params import COMPETITION_REF, SEASON, Cursor, from_micros, id_pattern, page_limit, position, rfc3339, to_micros
 
@@ -120,17 +120,31 @@ async def get_game(
     # lines' sums over the players' lines were two of a build's four queries. The version is read
     # before the rows, as the read cache reads its own: kept under a version they may be older
     # than, never newer.
+    #
+    # The game's row and its markets (and the two box score queries) are read side by side on a
+    # spare connection when one is idle: a kept game is built after every change to a price, and
+    # every client asking for it meanwhile waits for that build, so its queries' round trips one
+    # after another were that wait.
     box_version = part_version(request, ("stat_lines",))
-    async with read_models(request) as (conn, schema):
-        row = await games_sql.get_game(conn, schema, game_id)
+    parts = kept_parts(request)
+    box = parts.get(("box_scores", box_version, game_id)) if box_version is not None else None
+    async with read_models(request) as (conn, schema), spare_connection(request) as spare:
+        if spare is not None:
+            row, markets = await both(games_sql.get_game(conn, schema, game_id),
+                                      markets_sql.markets_of_games(spare, schema, [game_id]))
+        else:
+            row = await games_sql.get_game(conn, schema, game_id)
         if row is None:
             raise ProblemError("not_found", f"No game with ID {game_id}.", param="game_id")
-        markets = await markets_sql.markets_of_games(conn, schema, [game_id])
-        parts = kept_parts(request)
-        box = parts.get(("box_scores", box_version, game_id)) if box_version is not None else None
+        if spare is None:
+            markets = await markets_sql.markets_of_games(conn, schema, [game_id])
         if box is None:
-            players = await stats_sql.player_box_scores(conn, schema, game_id)
-            teams = await stats_sql.team_box_scores(conn, schema, game_id)
+            player_lines = stats_sql.player_box_scores(conn, schema, game_id)
+            team_lines = stats_sql.team_box_scores(spare or conn, schema, game_id)
+            if spare is not None:
+                players, teams = await both(player_lines, team_lines)
+            else:
+                players, teams = await player_lines, await team_lines
             box = ([stat_line(p) for p in players], [stat_line(t) for t in teams])
             if box_version is not None:
                 parts.put(("box_scores", box_version, game_id), box)

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import csv
+from contextlib import AsyncExitStack
 from datetime import datetime
+
+import asyncpg
+import httpx
+
+from api.app import create_app
+from api.kept import KeptStore
+from tests.integration.access_support import lifespan
 
 from domain.ids import is_id
 from schemas.natural_keys import competition_id
@@ -138,3 +146,59 @@ async def test_timestamps_are_rfc3339_utc(api):
     game = (await api.get("/v1/games", params={"season": "2024", "week": 1, "limit": 1})).json()["data"][0]
     for value in (game["as_of"], game["kickoff_at"], game["provenance"]["source_ts"], game["state_provenance"]["ingest_ts"]):
         assert value.endswith("Z") and datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+async def _now(db: str):
+    conn = await asyncpg.connect(db)
+    try:
+        return await conn.fetchval("SELECT clock_timestamp()")
+    finally:
+        await conn.close()
+
+
+async def _backends_since(db: str, since) -> int:
+    """How many other backends of the database started a statement after `since` (pg_stat_activity;
+    its query text is cut at 1 KB, too short to tell a game's statements apart)."""
+    conn = await asyncpg.connect(db)
+    try:
+        return await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query_start > $1 "
+            "AND pid <> pg_backend_pid()", since)
+    finally:
+        await conn.close()
+
+
+async def test_a_game_reads_its_row_and_markets_side_by_side_only_on_an_idle_connection(api_settings, api_keys, api_db,
+                                                                                      sample):
+    """The row and the markets go to two connections when one is idle (two round trips at once),
+    to one when none is: the build never waits for a second connection while holding one (a
+    pool where every connection waits for another is deadlocked). Same body either way."""
+    row = next(g for g in sample.schedule if g["game_id"] == "2024_01_BAL_KC")
+    path = f"/v1/games/{nfl_game_id(row)}"
+    front = create_app(api_settings)
+    async with lifespan(front), httpx.AsyncClient(  # on this loop: the test holds the app's connections
+            transport=httpx.ASGITransport(app=front), base_url="http://svc.test",
+            headers={"Authorization": f"Bearer {api_keys['live']}"}) as api:
+        bodies, backends = await _side_by_side_or_not(api, front.app.state.app_state, path, api_db)
+    assert backends == [2, 1]
+    assert bodies[0] == bodies[1] and bodies[0]["markets"]
+
+
+async def _side_by_side_or_not(api, state, path: str, db: str) -> tuple[list[dict], list[int]]:
+    pool = state.pool
+    assert (await api.get(path)).status_code == 200  # the key is known, the listener connected
+    bodies, backends = [], []
+    for hold in (0, pool.get_max_size() - 1):  # none held; all but the request's own
+        async with AsyncExitStack() as held:
+            if not hold:
+                async with pool.acquire(), pool.acquire():
+                    pass  # two connections made and idle
+            for _ in range(hold):
+                await held.enter_async_context(pool.acquire())
+            state.kept = KeptStore()  # built, not served kept
+            since = await _now(db)
+            r = await api.get(path)
+            backends.append(await _backends_since(db, since))
+        assert r.status_code == 200, r.text
+        bodies.append({k: v for k, v in r.json().items() if k != "request_id"})
+    return bodies, backends
