@@ -78,16 +78,16 @@ async def test_opens_are_not_frozen_unless_the_process_keeps_them_frozen(gc_call
 
 async def test_opens_within_a_delay_are_frozen_once_after_a_young_collection(gc_calls, monkeypatch):
     memory.keep_frozen()
-    assert gc_calls == ["collect2", "freeze"]  # start-up
+    assert gc_calls == ["collect2", "freeze", "collect2"]  # start-up (the last over empty generations)
     gc_calls.clear()
     monkeypatch.setattr(memory, "DELAY", 0.05)
     for _ in range(200):
         memory.settle_after_open()
     await asyncio.sleep(0.2)
-    assert gc_calls == ["collect1", "freeze"]  # young garbage freed first; no full pass
+    assert gc_calls == ["collect1", "freeze", "collect2"]  # young garbage freed first; no full pass of any
     memory.settle_after_open()  # a later open: frozen in its turn
     await asyncio.sleep(0.2)
-    assert gc_calls == ["collect1", "freeze"] * 2
+    assert gc_calls == ["collect1", "freeze", "collect2"] * 2
 
 
 async def test_a_full_collection_after_closes_sees_the_frozen_sockets_and_freezes_again(gc_calls):
@@ -97,7 +97,7 @@ async def test_a_full_collection_after_closes_sees_the_frozen_sockets_and_freeze
         memory.release_after_close(0)
     await _settle()
     # closed sockets' cycles may be frozen: given back to the collector, collected, the rest frozen
-    assert gc_calls == ["unfreeze", "collect2", "freeze", "trim"]
+    assert gc_calls == ["unfreeze", "collect2", "freeze", "collect2", "trim"]
 
 
 async def test_what_survives_a_full_pass_is_frozen_soon_after(monkeypatch):
@@ -118,4 +118,21 @@ async def test_what_survives_a_full_pass_is_frozen_soon_after(monkeypatch):
         assert gc.get_freeze_count() > frozen + len(alive) // 2
         assert not [x for x in gc.get_objects() if id(x) in ids]  # in no generation: no pass walks them
     finally:
+        gc.unfreeze()
+
+
+async def test_after_a_freeze_the_next_full_pass_comes_as_if_nothing_were_old(monkeypatch):
+    """The collector's own full pass waits for a quarter as many objects as its last full pass
+    left to come of age; the pass after a freeze leaves none, so a tenth of what start-up froze
+    coming of age is enough (before: a quarter of everything start-up made)."""
+    monkeypatch.setattr(memory, "_loops", type(memory._loops)())
+    thresholds = gc.get_threshold()
+    try:
+        memory.keep_frozen()
+        gc.set_threshold(100, 2, 2)  # a full pass considered every 400 objects that live
+        passes = memory._full_passes()
+        alive = [[] for _ in range(gc.get_freeze_count() // 10)]
+        assert memory._full_passes() > passes, len(alive)
+    finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
