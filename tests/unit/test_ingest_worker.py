@@ -97,8 +97,14 @@ def test_the_market_cache_changes_no_event_and_no_dead_letter(tmp_path, monkeypa
 def test_the_market_cache_stays_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(odds_api, "_LINES_MAX", 50)
     odds_api._LINES.clear()
-    _outcome(hostile_odds(tmp_path / "odds.json", games=20))
-    assert 0 < len(odds_api._LINES) <= 50
+    odds_api._CONTEXTS.clear()
+    path = hostile_odds(tmp_path / "odds.json", games=120)
+    before = _outcome(path)
+    assert 0 < len(odds_api._LINES) <= 50 and 0 < len(odds_api._CONTEXTS) <= 50
+    # emptied midway (120 games' teams over 50 numbers): the same events and dead letters
+    # as a cache that never holds anything
+    monkeypatch.setattr(odds_api, "_LINES", _Never())
+    assert _outcome(path) == before
 
 
 def _inline(path: Path) -> list:
@@ -128,9 +134,9 @@ def _shape(prepared: list) -> list:
 
 
 def test_the_worker_hands_back_the_batches_the_inline_path_builds(tmp_path):
-    path = hostile_odds(tmp_path / "odds.json", games=700, books=2)  # three batches and a part
+    path = hostile_odds(tmp_path / "odds.json", games=700, books=2)  # the smaller first batches, two full, a part
     inline = _inline(path)
-    assert len(inline) == 3 and sum(len(p.rejected) for p in inline) > 50
+    assert len(inline) == 5 and sum(len(p.rejected) for p in inline) > 50
     assert _shape(asyncio.run(_through_worker(odds_api.parse(path, TS).items))) == _shape(inline)
 
 
