@@ -189,13 +189,24 @@ def _event_items(
 
 def _check_book(book: OddsBook | WholeBook) -> str:
     """The book's title, cleaned, once its key, title and update time are checked."""
-    title = bounds.clean_text(book.title)
-    problem = (bounds.identifier_problem(book.key, "bookmaker key")
-               or bounds.text_problem(title, "bookmaker title", bounds.NAME_MAX)
-               or bounds.year_problem(book.last_update, "last_update"))
-    if problem:
+    title = _BOOK_TITLES.get((book.key, book.title))
+    if title is None:
+        title = bounds.clean_text(book.title)
+        problem = (bounds.identifier_problem(book.key, "bookmaker key")
+                   or bounds.text_problem(title, "bookmaker title", bounds.NAME_MAX))
+        if problem:
+            raise _BadMarket(problem)
+        if len(_BOOK_TITLES) >= _LINES_MAX:
+            _BOOK_TITLES.clear()
+        _BOOK_TITLES[(book.key, book.title)] = title
+    if problem := bounds.year_problem(book.last_update, "last_update"):
         raise _BadMarket(problem)
     return title
+
+
+# A file names the same few dozen books on every event: a key and title that passed their
+# checks are not checked again (only the update time, which differs). Bounded like _LINES.
+_BOOK_TITLES: dict[tuple[str, str], str] = {}
 
 
 class _BadMarket(ValueError):

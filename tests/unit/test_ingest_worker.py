@@ -84,9 +84,11 @@ class _Never(dict):
 def test_the_market_cache_changes_no_event_and_no_dead_letter(tmp_path, monkeypatch):
     path = hostile_odds(tmp_path / "odds.json")
     odds_api._LINES.clear()
+    odds_api._BOOK_TITLES.clear()
     cached = _outcome(path)
     again = _outcome(path)  # every text already cached
     monkeypatch.setattr(odds_api, "_LINES", _Never())
+    monkeypatch.setattr(odds_api, "_BOOK_TITLES", _Never())  # every book's key and title checked afresh too
     plain = _outcome(path)
     assert len(plain[0]) > 500 and len(plain[1]) > 100  # both kinds, plenty
     assert cached == again == plain
@@ -187,3 +189,20 @@ def test_a_run_on_an_event_loop_outside_the_main_thread_can_fork_its_worker(tmp_
     thread.start()
     thread.join(timeout=120)
     assert len(out) == 1 and _shape(out[0]) == _shape(_inline(path))
+
+
+def test_a_book_refused_once_is_refused_again(tmp_path, monkeypatch):
+    # the book check keeps only keys and titles that passed: a bad one is refused on every event
+    events = msgspec.json.decode(odds_response(games=3, books=2))
+    for ev in events:
+        ev["bookmakers"][0]["title"] = "T" * 300
+        ev["bookmakers"][1]["key"] = "bad\u0000key"
+    path = tmp_path / "odds.json"
+    path.write_bytes(msgspec.json.encode(events))
+    odds_api._BOOK_TITLES.clear()
+    cached = _outcome(path)
+    monkeypatch.setattr(odds_api, "_BOOK_TITLES", _Never())
+    assert _outcome(path) == cached
+    reasons = [r[3] for r in cached[1]]
+    assert len(reasons) == 6 and sum("bookmaker title is 300 characters" in r for r in reasons) == 3
+    assert sum("bookmaker key has a character U+0000" in r for r in reasons) == 3
