@@ -17,6 +17,14 @@ import msgspec
 from rocksdict import Options, Rdict, WriteBatch
 
 _META = b"meta"
+# RocksDB's default memtable is 64 MiB, two of them while one flushes. Every committed batch
+# rewrites the state of every key it touched, so the memtable fills with superseded versions of
+# a state that is a few MiB on disk (a 1,000,000-event season: ~1.1 MiB per flushed file), and
+# the projector's RSS climbed by up to ~64-128 MiB over a catch-up before the first flush
+# (docs/benchmarks.md, issue 26 target 5). A small memtable flushes every few batches instead:
+# at most MEMTABLE_BYTES x MEMTABLES of it in memory, whatever the length of the log.
+MEMTABLE_BYTES = 4 << 20
+MEMTABLES = 2
 _pack = msgspec.msgpack.Encoder(decimal_format="string").encode
 
 
@@ -38,7 +46,14 @@ class StateCache:
         self.db = self._open()
 
     def _open(self) -> Rdict:
-        return Rdict(str(self.path), Options(raw_mode=True))
+        options = Options(raw_mode=True)
+        options.set_write_buffer_size(MEMTABLE_BYTES)
+        options.set_max_write_buffer_number(MEMTABLES)
+        return Rdict(str(self.path), options)
+
+    def memtable_bytes(self) -> int:
+        """Bytes the memtables hold now (active, unflushed and pinned)."""
+        return self.db.property_int_value("rocksdb.size-all-mem-tables") or 0
 
     def watermark(self) -> Watermark | None:
         raw = self.db.get(_META)
@@ -88,4 +103,4 @@ def cache_path(data_dir: Path, dataset: str) -> Path:
     return Path(data_dir) / "projector" / dataset
 
 
-__all__ = ["StateCache", "Watermark", "watermark", "cache_path"]
+__all__ = ["MEMTABLE_BYTES", "MEMTABLES", "StateCache", "Watermark", "watermark", "cache_path"]

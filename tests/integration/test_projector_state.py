@@ -5,6 +5,7 @@ both give the state the projector had in memory."""
 from __future__ import annotations
 
 from infra.db import connect
+from projections.cache import MEMTABLE_BYTES, MEMTABLES, StateCache, cache_path, watermark
 from tests.support import projection_events as ev
 from tests.support.projection_harness import projector, run_to_end
 
@@ -43,3 +44,30 @@ async def test_cache_and_postgres_give_the_state_the_projector_had(settings, top
         assert reloaded.stats.loaded_from == "postgres"
         assert reloaded.core.states == in_memory
         assert await run_to_end(reloaded) == 0
+
+
+def test_the_cache_memtable_stays_bounded_however_much_is_written(tmp_path):
+    """A catch-up writes the touched state after every batch; the cache's memory must not grow
+    with what has been written (RocksDB's 64 MiB default memtable did), and what was written
+    last is what it loads."""
+    cache = StateCache(cache_path(tmp_path, "live"))
+    try:
+        batch = 2 << 20  # bytes of state parts per write, about a 20,000-event catch-up batch's
+        parts = 256
+        written = 0
+        largest = 0
+        for n in range(40):  # 80 MiB in all, more than the default memtable holds before a flush
+            value = n.to_bytes(4, "big") * (batch // parts // 4)
+            cache.write(((f"game:{k}", value) for k in range(parts)), (), watermark("live", "e", n, {}))
+            written += batch
+            largest = max(largest, cache.memtable_bytes())
+        assert written > 2 * 32 << 20
+        # the configured bound, and a budget that does not follow the constants (the default held 64 MiB)
+        assert largest <= MEMTABLE_BYTES * MEMTABLES + batch, largest
+        assert largest <= 16 << 20, largest
+        parts_read, quotes = cache.load()
+        assert quotes == [] and len(parts_read) == parts
+        assert {value[:4] for _, value in parts_read} == {(39).to_bytes(4, "big")}
+        assert cache.watermark() == watermark("live", "e", 39, {})
+    finally:
+        cache.close()
