@@ -7,6 +7,7 @@ import subprocess
 
 import asyncpg
 
+from infra.db import wait_for_database
 from infra.net import free_port
 from infra.postgres import clear_stale_lock, database_url, init_cluster, postgres_argv, start_postgres
 
@@ -28,6 +29,9 @@ async def test_a_lock_naming_a_reused_pid_is_cleared_and_a_live_one_kept(tmp_pat
     assert not (pgdata / "postmaster.pid").exists()
     proc, port = start_postgres(pgdata, durable=False)
     try:
+        # start_postgres returns once the port answers; the server refuses connections until its
+        # start-up ends (CannotConnectNowError, seen on a loaded box), as every caller allows for
+        await wait_for_database(database_url(port))
         conn = await asyncpg.connect(database_url(port), timeout=10)
         assert await conn.fetchval("SELECT 1") == 1
         await conn.close()
