@@ -66,7 +66,9 @@ def gc_calls(monkeypatch):
     monkeypatch.setattr(memory.gc, "unfreeze", lambda: calls.append("unfreeze"))
     monkeypatch.setattr(memory, "_trim", lambda pad: calls.append("trim"))
     monkeypatch.setattr(memory, "_loops", type(memory._loops)())
-    return calls
+    thresholds = gc.get_threshold()
+    yield calls
+    gc.set_threshold(*thresholds)  # keep_frozen's, real: the rest of the run keeps the interpreter's
 
 
 async def test_opens_are_not_frozen_unless_the_process_keeps_them_frozen(gc_calls):
@@ -133,6 +135,20 @@ async def test_after_a_freeze_the_next_full_pass_comes_as_if_nothing_were_old(mo
         passes = memory._full_passes()
         alive = [[] for _ in range(gc.get_freeze_count() // 10)]
         assert memory._full_passes() > passes, len(alive)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+async def test_a_server_process_runs_young_passes_ten_times_less_often(monkeypatch):
+    monkeypatch.setattr(memory, "_loops", type(memory._loops)())
+    thresholds = gc.get_threshold()
+    try:
+        memory.keep_frozen()
+        assert gc.get_threshold() == (memory.YOUNG_THRESHOLD, *thresholds[1:])
+        young = gc.get_stats()[0]["collections"]
+        alive = [[] for _ in range(memory.YOUNG_THRESHOLD // 2)]
+        assert gc.get_stats()[0]["collections"] == young, len(alive)  # 700 would have run several
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
