@@ -37,7 +37,13 @@ each, every request in flight waiting). So after each full pass the collector ru
 what survived it (alive, not garbage: it was just walked) is frozen as well, after a young
 pass so that young garbage is freed first; the next full pass walks only what came of age
 since. A frozen object that later becomes part of a garbage cycle is freed by the full
-collection above, as a closed socket's is.
+collection above, as a closed socket's is; and where few connections close (a REST-only
+process), by `FROZEN_GROWTH`: once what is frozen has grown by that share since the last
+collection that saw everything, `_refreeze` runs one (unfreeze, full pass, freeze again). Without
+it, a kept response or a request's task caught in a reference cycle after it was frozen would be
+kept for the life of the process; with it, frozen garbage stays under that share of what lives,
+and the walks it costs grow geometrically apart, as the collector's own rule for its oldest
+generation does.
 
 Every freeze is followed by a full pass over the then empty generations (`_freeze`: nothing to
 walk), because the collector runs its next full pass only once a quarter as many objects as
@@ -67,6 +73,7 @@ DELAY = 1.0  # seconds: closes within this share one trim
 COLLECT_MIN = 100  # closed connections before a full collection, however few are open
 YOUNG_THRESHOLD = 7000  # net allocations of tracked objects between young passes (the interpreter's: 700)
 REFREEZE_SECONDS = 1.0  # how soon what survived a full pass of the collector's own is frozen
+FROZEN_GROWTH = 0.25  # growth of the frozen set that makes a collection see everything again
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -92,6 +99,7 @@ class _Due:
         self.frozen = False  # this loop's server keeps its long-lived objects frozen (keep_frozen)
         self.freeze = False  # connections opened since the last freeze
         self.full_passes = 0  # the collector's full passes as of the last freeze
+        self.frozen_seen = 0  # frozen objects after the last collection that saw everything
 
 
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Due] = weakref.WeakKeyDictionary()
@@ -106,6 +114,7 @@ def keep_frozen() -> None:
     gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     gc.collect()
     _freeze(due)
+    due.frozen_seen = gc.get_freeze_count()
     loop.call_later(REFREEZE_SECONDS, _refreeze, loop, due)
 
 
@@ -123,10 +132,21 @@ def _refreeze(loop: asyncio.AbstractEventLoop, due: _Due) -> None:
     """After a full pass of the collector's own: freeze what survived it (see the module's doc)."""
     if _loops.get(loop) is not due:  # no longer this loop's (a test's bookkeeping replaced)
         return
-    if _full_passes() != due.full_passes:
+    if gc.get_freeze_count() > due.frozen_seen * (1 + FROZEN_GROWTH):
+        _collect_all(due)  # frozen garbage is bounded (see the module's doc)
+    elif _full_passes() != due.full_passes:
         gc.collect(1)  # young garbage is freed, not frozen
         _freeze(due)
     loop.call_later(REFREEZE_SECONDS, _refreeze, loop, due)
+
+
+def _collect_all(due: _Due) -> None:
+    """A full pass that sees the frozen objects too (cycles among them are garbage like any
+    other), then what survives it frozen again."""
+    gc.unfreeze()
+    gc.collect()
+    _freeze(due)
+    due.frozen_seen = gc.get_freeze_count()
 
 
 def settle_after_open() -> None:
@@ -167,10 +187,9 @@ def _release(loop: asyncio.AbstractEventLoop, due: _Due) -> None:
     if due.collect:
         due.collect = due.freeze = False
         if due.frozen:  # closed sockets' cycles may be frozen: the full pass must see them
-            gc.unfreeze()
-        gc.collect()
-        if due.frozen:
-            _freeze(due)
+            _collect_all(due)
+        else:
+            gc.collect()
         if _trim is not None:
             loop.run_in_executor(None, _trim, 0)
     elif due.freeze:

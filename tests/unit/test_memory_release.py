@@ -152,3 +152,35 @@ async def test_a_server_process_runs_young_passes_ten_times_less_often(monkeypat
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+async def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_frozen_set_grows(monkeypatch):
+    """The real collector, no socket ever closing (a REST-only process): an object in a reference
+    cycle, frozen while alive and dropped afterwards, is not kept for the life of the process;
+    it is freed once what is frozen has grown by FROZEN_GROWTH since the last full look."""
+    import weakref
+
+    class Node:
+        pass
+
+    monkeypatch.setattr(memory, "REFREEZE_SECONDS", 0.05)
+    monkeypatch.setattr(memory, "_loops", type(memory._loops)())
+    thresholds = gc.get_threshold()
+    try:
+        memory.keep_frozen()
+        cycle = Node()
+        cycle.me = cycle
+        gone = weakref.ref(cycle)
+        gc.collect()  # a full pass of its own: what survived it, the cycle with it, is frozen
+        await asyncio.sleep(0.2)
+        del cycle
+        gc.collect()  # frozen: no pass sees it
+        await asyncio.sleep(0.2)
+        assert gone() is not None
+        grown = [[] for _ in range(int(gc.get_freeze_count() * memory.FROZEN_GROWTH) + 1000)]
+        gc.collect()  # survives a full pass: frozen, and the frozen set has grown past the share
+        await asyncio.sleep(0.3)
+        assert gone() is None, len(grown)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
