@@ -38,8 +38,10 @@ what survived it (alive, not garbage: it was just walked) is frozen as well, aft
 pass so that young garbage is freed first; the next full pass walks only what came of age
 since. A frozen object that later becomes part of a garbage cycle is freed by the full
 collection above, as a closed socket's is; and where few connections close (a REST-only
-process), by `FROZEN_GROWTH`: once what is frozen has grown by that share since the last
-collection that saw everything, `_refreeze` runs one (unfreeze, full pass, freeze again). Without
+process), by `FROZEN_GROWTH`: once what `_refreeze` froze since the last collection that saw
+everything is that share of what was frozen then, it runs one (unfreeze, full pass, freeze
+again). What sockets hold is not counted: their garbage is the close rule's, and counting it
+would walk everything again and again while thousands of sockets open. Without
 it, a kept response or a request's task caught in a reference cycle after it was frozen would be
 kept for the life of the process; with it, frozen garbage stays under that share of what lives,
 and the walks it costs grow geometrically apart, as the collector's own rule for its oldest
@@ -100,6 +102,7 @@ class _Due:
         self.freeze = False  # connections opened since the last freeze
         self.full_passes = 0  # the collector's full passes as of the last freeze
         self.frozen_seen = 0  # frozen objects after the last collection that saw everything
+        self.refrozen = 0  # frozen since then by `_refreeze` (sockets' own: the close rule's)
 
 
 _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Due] = weakref.WeakKeyDictionary()
@@ -132,11 +135,13 @@ def _refreeze(loop: asyncio.AbstractEventLoop, due: _Due) -> None:
     """After a full pass of the collector's own: freeze what survived it (see the module's doc)."""
     if _loops.get(loop) is not due:  # no longer this loop's (a test's bookkeeping replaced)
         return
-    if gc.get_freeze_count() > due.frozen_seen * (1 + FROZEN_GROWTH):
+    if due.refrozen > due.frozen_seen * FROZEN_GROWTH:
         _collect_all(due)  # frozen garbage is bounded (see the module's doc)
     elif _full_passes() != due.full_passes:
         gc.collect(1)  # young garbage is freed, not frozen
+        before = gc.get_freeze_count()
         _freeze(due)
+        due.refrozen += max(0, gc.get_freeze_count() - before)
     loop.call_later(REFREEZE_SECONDS, _refreeze, loop, due)
 
 
@@ -146,7 +151,7 @@ def _collect_all(due: _Due) -> None:
     gc.unfreeze()
     gc.collect()
     _freeze(due)
-    due.frozen_seen = gc.get_freeze_count()
+    due.frozen_seen, due.refrozen = gc.get_freeze_count(), 0
 
 
 def settle_after_open() -> None:

@@ -184,3 +184,27 @@ async def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_frozen_set_
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+async def test_what_opening_sockets_hold_never_makes_the_frozen_set_walked_again(monkeypatch):
+    """The real collector: thousands of sockets opening grow the frozen set far past the share,
+    but their garbage is the closing rule's; walking everything again on each quarter of growth
+    would hold every socket's deliveries while they open."""
+    monkeypatch.setattr(memory, "DELAY", 0.0)
+    monkeypatch.setattr(memory, "REFREEZE_SECONDS", 0.05)
+    monkeypatch.setattr(memory, "_loops", type(memory._loops)())
+    walks: list[int] = []
+    real = memory._collect_all
+    monkeypatch.setattr(memory, "_collect_all", lambda due: (walks.append(1), real(due)))
+    thresholds = gc.get_threshold()
+    try:
+        memory.keep_frozen()
+        frozen = gc.get_freeze_count()
+        held = [[] for _ in range(frozen)]  # what opened sockets hold: as much again as start-up
+        memory.settle_after_open()
+        await asyncio.sleep(0.3)
+        assert gc.get_freeze_count() > frozen * 1.5, len(held)
+        assert walks == []
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
