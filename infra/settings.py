@@ -44,6 +44,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # records per batch when the projector catches up from its tracked offsets (bigger: faster
     # catch-up; smaller: shorter stretches between commits)
     catch_up_batch: Annotated[int, msgspec.Meta(ge=1)] = 20_000
+    # records a dataset's live path (faust) may fall behind the log before the projector hands
+    # its partitions back to the bulk path in-process, until it is at the head again
+    live_far_behind: Annotated[int, msgspec.Meta(ge=1)] = 10_000
     # rebuild and verify: worker processes that replay partitions in parallel (0: one per core;
     # 1: replay in the calling process), used once at least `replay_parallel_min` records are
     # to be replayed (starting workers costs about a second)
@@ -150,6 +153,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_KAFKA_IDEMPOTENCE": "kafka_idempotence",
     "SVC_CONSENSUS_WINDOW_SECONDS": "consensus_window_seconds",
     "SVC_CATCH_UP_BATCH": "catch_up_batch",
+    "SVC_LIVE_FAR_BEHIND": "live_far_behind",
     "SVC_REPLAY_WORKERS": "replay_workers",
     "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
     "SVC_INGEST_WORKER": "ingest_worker",

@@ -5,7 +5,10 @@ checked against it (stale -> rebuild from offset 0 and swap); state is loaded (r
 if its watermark matches Postgres, else Postgres); the outbox relay starts. Then the fast
 aiokafka path catches up and keeps following the log while the faust worker joins its group;
 once faust has its partitions the catch-up stops, faust resumes at the tracked offsets and the
-agents carry the live path. A watchdog exits (for the supervisor to restart us) when the log
+agents carry the live path. Should a dataset's live path fall `live_far_behind` records behind
+the log (faust's fetches slow down on a long log on the embedded broker), its partitions are
+paused in faust and handed back to the bulk path in-process until it is near the head again;
+then faust is moved to the tracked offsets and resumed (`keep_up`). A watchdog exits (for the supervisor to restart us) when the log
 epoch changes under us, for instance when the embedded broker was restarted.
 
 Nothing here waits forever. A batch that fails (the database killed under it) stops the
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import asyncpg
+from aiokafka.errors import IllegalStateError
 
 from infra.db import DATABASE_DOWN, connect, wait_for_database
 from infra.kafka import make_producer, start_or_stop
@@ -70,6 +74,8 @@ COLLECT_EVERY = 600.0
 # which every event in flight pays for. 1 ms: live p99 to the delta 47 -> 35 ms (median of
 # seven runs each, docs/benchmarks.md)
 SWITCH_INTERVAL = 0.001
+# how often each dataset's live lag is read (from faust's own fetch high watermarks: no request)
+KEEP_UP_EVERY = 1.0
 
 
 class FailingFor:
@@ -109,6 +115,8 @@ class Lane:
     catch_up_stop: asyncio.Event = field(default_factory=asyncio.Event)
     at_head: asyncio.Event = field(default_factory=asyncio.Event)  # the catch-up got near the log end
     catch_up_task: asyncio.Task | None = None
+    live: bool = False  # faust's agent carries this dataset (handed over, not handed back to the bulk path)
+    handed_back: int = 0  # times the live path fell far behind and the bulk path took over
 
 
 class Projector:
@@ -167,28 +175,106 @@ class Projector:
 
     def start_catch_up(self) -> None:
         for lane in self.lanes.values():
-            lane.catch_up_task = asyncio.create_task(
-                catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop, at_head=lane.at_head,
-                         batch_records=self.settings.catch_up_batch),
-                name=f"catch-up-{lane.projector.dataset}",
-            )
-            lane.catch_up_task.add_done_callback(self._task_done)
+            self._start_catch_up(lane)
+
+    def _start_catch_up(self, lane: Lane) -> None:
+        """The bulk path, following the log from the tracked offsets, until `catch_up_stop`."""
+        lane.at_head.clear()
+        lane.catch_up_stop.clear()
+        lane.catch_up_task = asyncio.create_task(
+            catch_up(lane.projector, lane.conn, follow=True, stop=lane.catch_up_stop, at_head=lane.at_head,
+                     batch_records=self.settings.catch_up_batch),
+            name=f"catch-up-{lane.projector.dataset}",
+        )
+        lane.catch_up_task.add_done_callback(self._task_done)
+
+    async def _until_head(self, lane: Lane) -> None:
+        """Once the lane's catch-up is near the log end (or told to stop), stop it and let it
+        finish its batch."""
+        if lane.catch_up_task is not None and not lane.catch_up_task.done():
+            waits = [asyncio.ensure_future(e.wait()) for e in (lane.at_head, lane.catch_up_stop, self.stop)]
+            try:
+                await asyncio.wait([*waits, lane.catch_up_task], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+        lane.catch_up_stop.set()
+        if lane.catch_up_task is not None:
+            # shielded: a waiter cancelled (a stop) leaves the catch-up to finish its batch for
+            # shutdown(), which waits for it, rather than interrupting it mid-write
+            await asyncio.shield(lane.catch_up_task)
 
     async def hand_over(self) -> None:
         """Called by faust before it resumes: once the catch-up is near the log end, stop it
         and let it finish its batch. (A restart's backlog goes through the catch-up, several
         times faster than the agents; faust keeps its partitions paused meanwhile.)"""
         await self.ready.wait()
+        await asyncio.gather(*(self._until_head(lane) for lane in self.lanes.values()))
         for lane in self.lanes.values():
-            if lane.catch_up_task is not None and not lane.catch_up_task.done():
-                waits = [asyncio.ensure_future(e.wait()) for e in (lane.at_head, lane.catch_up_stop, self.stop)]
+            lane.live = True
+
+    async def keep_up(self) -> None:
+        """Hand a dataset whose live path is `live_far_behind` records behind the log back to
+        the bulk path, until it is near the head again. On the embedded broker a fetch costs in
+        proportion to the record batches a partition holds, and faust's agents, which take a
+        fetch's records one by one, fell behind at 2,000 events/s on a 1,000,000-event log and
+        never caught up (the watchdog's stall rule then restarted the process, whose catch-up
+        was back at the head in seconds); the bulk path reads the same log several times faster."""
+        while not self.stop.is_set():
+            await asyncio.sleep(KEEP_UP_EVERY)
+            for lane in self.lanes.values():
+                if not lane.live or self.stop.is_set():
+                    continue
+                tps, behind = self._live_lag(lane)
+                if behind >= self.settings.live_far_behind:
+                    await self._bulk_until_head(lane, tps, behind)
+
+    def _live_lag(self, lane: Lane) -> tuple[list, int]:
+        """The lane's partitions faust holds, and the records past the tracked offsets by the
+        high watermarks of faust's last fetches (no request to the broker)."""
+        consumer = self.app.consumer
+        tps = [tp for tp in consumer.assignment() if tp.topic in lane.projector.topics]
+        behind = 0
+        for tp in tps:
+            try:
+                mark = consumer.highwater(tp)
+            except AssertionError:  # taken away by a rebalance since assignment() was read
+                continue
+            if mark is not None:
+                behind += max(0, mark - lane.projector.committed.get((tp.topic, tp.partition), -1) - 1)
+        return tps, behind
+
+    async def _bulk_until_head(self, lane: Lane, tps: list, behind: int) -> None:
+        """Pause the lane's partitions in faust, catch up through the bulk path to near the
+        head, then move faust to the tracked offsets and resume it. Exactly once throughout: the
+        bulk path holds the projector's lock while it runs, so the live writer waits; what faust
+        had taken before the pause is applied after it, and skipped where the bulk path applied it
+        (records at or below the tracked offsets are); faust resumes at the tracked offset + 1."""
+        dataset = lane.projector.dataset
+        started = time.monotonic()
+        before = sum(offset + 1 for offset in lane.projector.committed.values())
+        log.warning("%s: the live path is %d records behind the log: handing it to the bulk path", dataset, behind)
+        consumer = self.app.consumer
+        consumer.pause_partitions(tps)
+        lane.live = False
+        lane.handed_back += 1
+        try:
+            self._start_catch_up(lane)
+            await self._until_head(lane)
+            await lane.writer.drain()  # what faust took before the pause (skipped where already applied)
+        finally:
+            # partitions a rebalance took away meanwhile are not ours to move
+            held = [tp for tp in tps if tp in consumer.assignment()]
+            for tp in held:
                 try:
-                    await asyncio.wait([*waits, lane.catch_up_task], return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for w in waits:
-                        w.cancel()
-            lane.catch_up_stop.set()
-        await asyncio.gather(*(lane.catch_up_task for lane in self.lanes.values() if lane.catch_up_task))
+                    await consumer.seek(tp, lane.projector.committed.get((tp.topic, tp.partition), -1) + 1)
+                except IllegalStateError:  # taken away by a rebalance meanwhile: faust resumes it itself
+                    pass
+            consumer.resume_partitions(held)
+        lane.live = True
+        applied = sum(offset + 1 for offset in lane.projector.committed.values()) - before
+        log.warning("%s: back to the live path at the head: %d records applied in %.1fs since the hand-back", dataset,
+                    applied, time.monotonic() - started)
 
     async def apply(self, projector: DatasetProjector, records: list) -> None:
         lane = self.lanes[projector.dataset]
@@ -327,11 +413,14 @@ class Projector:
         faust_start.add_done_callback(self._task_done)
         watchdog = asyncio.create_task(self.watch(), name="watchdog")
         collector = asyncio.create_task(self.collect_now_and_then(), name="collector")
+        keeper = asyncio.create_task(self.keep_up(), name="keep-up")
+        keeper.add_done_callback(self._task_done)
         log.info("projector running (start-up %.2fs)", time.monotonic() - started)
         await self.stop.wait()
         self._arm_exit_deadline()
         watchdog.cancel()
         collector.cancel()
+        keeper.cancel()
         if not await self.shutdown():
             # ours is drained and closed; what faust still waits for (a group leave, a join) only
             # holds its thread, and with it both asyncio.run's clean-up (it awaits the cancelled
