@@ -116,7 +116,6 @@ class Lane:
     at_head: asyncio.Event = field(default_factory=asyncio.Event)  # the catch-up got near the log end
     catch_up_task: asyncio.Task | None = None
     live: bool = False  # faust's agent carries this dataset (handed over, not handed back to the bulk path)
-    handed_back: int = 0  # times the live path fell far behind and the bulk path took over
 
 
 class Projector:
@@ -257,7 +256,6 @@ class Projector:
         consumer = self.app.consumer
         consumer.pause_partitions(tps)
         lane.live = False
-        lane.handed_back += 1
         try:
             self._start_catch_up(lane)
             await self._until_head(lane)

@@ -164,6 +164,8 @@ async def sustained(ctx: BenchContext, settings, proc, log, minutes: float) -> l
     whole_commit = _latencies(sent, committed)
     achieved = len(sent) / max(1e-9, sent[-1][3] - first_at)
     gone = ""
+    # how often the live path fell SVC_LIVE_FAR_BEHIND behind and the bulk path took over (runner.keep_up)
+    handed = log.read_text().count("handing it to the bulk path") if log.exists() else 0
     if exited:
         why = [line for line in log.read_text().splitlines() if "ERROR" in line][-1:] if log.exists() else []
         gone = (f"; THE PROJECTOR EXITED {(exited[0] - first_at) / 60:.1f} min into the run"
@@ -174,7 +176,7 @@ async def sustained(ctx: BenchContext, settings, proc, log, minutes: float) -> l
         _percentile(whole_commit, 0.99), "p99 <= 50 ms",
         f"{len(sent):,} events sent ({achieved:,.0f}/s achieved), {len(whole_delta):,} deltas and "
         f"{len(whole_commit):,} commits seen (p99 over those seen){'' if drained else '; the backlog was not worked off'}"
-        f"{gone}; per minute below; load average {_load()}",
+        f"; the live path handed to the bulk path {handed} times{gone}; per minute below; load average {_load()}",
     ))
     base = None
     for m in range(span):
