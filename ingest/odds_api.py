@@ -22,6 +22,7 @@ from pathlib import Path
 import msgspec
 
 from ingest import prices
+from ingest.memo import remember
 from ingest.identity import Team, UnknownTeam, local_day, season_label, team
 from ingest.records import RECORD_ERRORS, FormatError, GameClaim, Identity, Item, Parsed, Record, Rejected, Resolution, reason_of
 from schemas import bounds, natural_keys
@@ -196,9 +197,7 @@ def _check_book(book: OddsBook | WholeBook) -> str:
                    or bounds.text_problem(title, "bookmaker title", bounds.NAME_MAX))
         if problem:
             raise _BadMarket(problem)
-        if len(_BOOK_TITLES) >= _LINES_MAX:
-            _BOOK_TITLES.clear()
-        _BOOK_TITLES[(book.key, book.title)] = title
+        remember(_BOOK_TITLES, (book.key, book.title), title, _LINES_MAX)
     if problem := bounds.year_problem(book.last_update, "last_update"):
         raise _BadMarket(problem)
     return title
@@ -259,9 +258,7 @@ def _context(home: Team, away: Team, names: tuple[str, str], price_format: str) 
     key = (home.team_id, away.team_id, names, price_format)
     number = _CONTEXTS.get(key)
     if number is None:
-        if len(_CONTEXTS) >= _LINES_MAX:
-            _CONTEXTS.clear()
-        number = _CONTEXTS[key] = next(_numbers)
+        number = remember(_CONTEXTS, key, next(_numbers), _LINES_MAX)
     return number
 
 
@@ -273,10 +270,8 @@ def _market_lines(mraw: msgspec.Raw, home: Team, away: Team, names: tuple[str, s
     if found is None:
         market = _market.decode(mraw)
         kind, base, period = _market_kind(market.key)
-        found = (kind, base, period, market.last_update, _lines(market, base, kind, home, away, names, price_format))
-        if len(_LINES) >= _LINES_MAX:
-            _LINES.clear()
-        _LINES[key] = found
+        found = remember(_LINES, key, (kind, base, period, market.last_update,
+                                       _lines(market, base, kind, home, away, names, price_format)), _LINES_MAX)
     return found
 
 

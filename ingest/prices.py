@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from domain.devig import booksum
 from domain.prices import QuoteFormat, decimal_of_american
+from ingest.memo import remember
 from schemas.bounds import price_ok, price_problem
 
 # a real book's market sums its implied probabilities to a little over 1 (measured on the
@@ -52,9 +53,7 @@ def _float(price: Decimal) -> float:
     """float(price) of a finite price (a signalling NaN cannot be hashed: never pass one)."""
     value = _floats.get(price)
     if value is None:
-        if len(_floats) >= _CACHE_MAX:
-            _floats.clear()
-        value = _floats[price] = float(price)
+        value = remember(_floats, price, float(price), _CACHE_MAX)
     return value
 
 
@@ -64,9 +63,7 @@ def _decimal_of(price: Decimal, fmt: QuoteFormat) -> float:
     value = _decimals.get(key)
     if value is None:
         x = _float(price)
-        if len(_decimals) >= _CACHE_MAX:
-            _decimals.clear()
-        value = _decimals[key] = x if fmt == "decimal" else decimal_of_american(x)
+        value = remember(_decimals, key, x if fmt == "decimal" else decimal_of_american(x), _CACHE_MAX)
     return value
 
 
