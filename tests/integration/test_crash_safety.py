@@ -11,9 +11,8 @@ import signal
 import time
 
 from infra.db import connect
-from projections.rebuild import verify
 from tests.support import projection_events as ev
-from tests.support.projection_harness import caught_up, seq_runs, start_projector, wire_deltas
+from tests.support.projection_harness import caught_up, seq_runs, start_projector, verified, wire_deltas
 
 KILLS = 10  # during the replay
 LIVE_KILLS = 2  # and then at the head, while the faust agents apply records as they arrive
@@ -91,13 +90,12 @@ async def test_sigkill_at_random_points_loses_and_repeats_nothing(settings, topi
         assert proc.wait(30) == 0
     assert await progress(settings) == published
 
-    conns = [await connect(settings.database_url) for _ in range(3)]
+    result = await verified(settings)
+    conn = await connect(settings.database_url)
     try:
-        result = await verify(settings, "live", *conns)
-        seqs = {r["topic"]: r["last_seq"] for r in await conns[0].fetch("SELECT * FROM live.topic_seq")}
+        seqs = {r["topic"]: r["last_seq"] for r in await conn.fetch("SELECT * FROM live.topic_seq")}
     finally:
-        for c in conns:
-            await c.close()
+        await conn.close()
     assert result.identical, result.differences
 
     runs = seq_runs(await wire_deltas(settings))  # fails on a seq repeated with other bytes

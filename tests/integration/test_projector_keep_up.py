@@ -9,9 +9,8 @@ import asyncio
 import signal
 
 from infra.db import connect
-from projections.rebuild import verify
 from tests.support import projection_events as ev
-from tests.support.projection_harness import caught_up, seq_runs, start_projector, wire_deltas
+from tests.support.projection_harness import caught_up, seq_runs, start_projector, verified, wire_deltas
 
 FAR_BEHIND = 1_000
 GAMES = 12
@@ -65,10 +64,5 @@ async def test_a_live_path_far_behind_goes_to_the_bulk_path_and_back(settings, t
     runs = seq_runs(await wire_deltas(settings))
     assert runs and all(seqs == list(range(1, len(seqs) + 1)) for seqs in runs.values()), runs
     assert runs[f"game:{games[0].game_id}"][-1] >= 2
-    conns = [await connect(settings.database_url) for _ in range(3)]
-    try:
-        result = await verify(settings, "live", *conns)
-    finally:
-        for c in conns:
-            await c.close()
+    result = await verified(settings)
     assert result.identical, result.differences

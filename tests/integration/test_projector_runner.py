@@ -8,7 +8,7 @@ import signal
 
 from infra.db import connect
 from tests.support import projection_events as ev
-from tests.support.projection_harness import caught_up, seq_runs, start_projector, wire_deltas
+from tests.support.projection_harness import caught_up, seq_runs, start_projector, verified, wire_deltas
 
 G = ev.game()
 GID = G.game_id
@@ -54,8 +54,6 @@ async def test_projector_process_catches_up_then_follows_the_log_with_faust(sett
 async def test_a_log_that_changes_under_the_running_projector_makes_it_exit_and_rebuild(settings, topics, tmp_path):
     import asyncio
 
-    from projections.rebuild import verify
-
     await ev.publish(settings, [G, *[ev.quote(GID, f"b{i}", [-110 - i, 100 + i], minute=i) for i in range(5)]])
     log = tmp_path / "projector.log"
     proc = start_projector(settings, log)
@@ -79,12 +77,7 @@ async def test_a_log_that_changes_under_the_running_projector_makes_it_exit_and_
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
     assert "rebuilding from offset 0" in log.read_text()
-    conns = [await connect(settings.database_url) for _ in range(3)]
-    try:
-        result = await verify(settings, "live", *conns)
-    finally:
-        for c in conns:
-            await c.close()
+    result = await verified(settings)
     assert result.identical, result.differences
 
 

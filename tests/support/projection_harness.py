@@ -174,3 +174,16 @@ async def caught_up(settings, timeout: float, datasets=("live", "test")) -> bool
         return False
     finally:
         await conn.close()
+
+
+async def verified(settings, dataset="live"):
+    """What `svc projections verify` finds for `dataset`: a rebuild into a scratch schema
+    compared with the live read models (its three connections: work, lock, snapshot)."""
+    from projections.rebuild import verify
+
+    conns = [await connect(settings.database_url) for _ in range(3)]
+    try:
+        return await verify(settings, dataset, *conns)
+    finally:
+        for c in conns:
+            await c.close()
