@@ -12,7 +12,7 @@ import os
 import time
 from datetime import date, datetime, timezone
 
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -48,8 +48,13 @@ def _quotes(gid: str, minute: float, shift: int = 0) -> list:
 
 
 def _text(driver, css: str) -> str:
-    found = driver.find_elements(By.CSS_SELECTOR, css)
-    return found[0].text if found else ""
+    """The element's text, or "" while it is absent or was replaced between the find and the read
+    (the page re-renders a game on each delta): a wait polls again rather than failing."""
+    try:
+        found = driver.find_elements(By.CSS_SELECTOR, css)
+        return found[0].text if found else ""
+    except StaleElementReferenceException:
+        return ""
 
 
 def _wait(driver, seconds: float, until, what: str) -> float:
