@@ -57,9 +57,19 @@ async def spare_connection(request: Request) -> AsyncIterator[asyncpg.Connection
         yield conn
 
 
-async def both(first: Coroutine[Any, Any, A], second: Coroutine[Any, Any, B]) -> tuple[A, B]:
-    """Both results, run side by side (on two connections: `spare_connection`); one failing
-    cancels the other, which is awaited, and its error is raised as it is (not as a group)."""
+async def both(first: Coroutine[Any, Any, A], second: Coroutine[Any, Any, B], *, apart: bool) -> tuple[A, B]:
+    """Both results: side by side when `apart` (each on its own connection: `spare_connection`
+    gave a second), else one after the other (both on the one connection, which runs a query at
+    a time). Side by side, one failing cancels the other, which is awaited, and its error is
+    raised as it is (not as a group); one after the other, the first failing closes the second
+    unstarted."""
+    if not apart:
+        try:
+            a = await first
+        except BaseException:
+            second.close()
+            raise
+        return a, await second
     try:
         async with asyncio.TaskGroup() as group:
             a, b = group.create_task(first), group.create_task(second)
