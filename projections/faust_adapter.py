@@ -18,11 +18,21 @@ have no public API; each is met here and nowhere else:
    `on_rebalance_complete` (faust/tables/recovery.py), so in that signal we commit the tracked
    offsets + 1 through the consumer thread (`app.consumer._thread.commit(offsets)`); faust's
    public `Consumer.commit` only commits what its own agents acknowledged.
+3. Moving faust past records the bulk path applied (`runner.Projector._bulk_until_head`). faust's
+   public `Consumer.seek` moves aiokafka's position and faust's read offset, but not faust's
+   commit bookkeeping: faust commits a partition only up to the first offset its agents have not
+   acknowledged past its last commit (`Consumer._new_offset`), so the records skipped by the
+   seek were a gap it never filled. It then committed that partition never again and kept every
+   offset acknowledged after it (`_acked`, `_acked_index`) for the life of the process. So after
+   the seek we set faust's committed offset to where it now reads (`_committed_offset`) and drop
+   what it holds below it (`_acked`, `_acked_index`, `_gap`), under faust's `ack_lock` (acks
+   change them under it).
 
 tests/unit/test_faust_adapter.py fails on any other faust-streaming version and checks the hooks
 above still exist as used; tests/integration/test_faust_adapter.py checks the fetch wait reaches
-a started consumer, and tests/integration/test_projector_runner.py that faust resumes at the
-tracked offsets. On an upgrade, re-check each numbered point against the new sources, then move
+a started consumer, tests/integration/test_projector_runner.py that faust resumes at the
+tracked offsets, and tests/integration/test_projector_handbacks.py that faust commits again
+after a hand-back moved it forward. On an upgrade, re-check each numbered point against the new sources, then move
 `FAUST_VERSION` and the pin together.
 """
 
@@ -33,6 +43,7 @@ from collections.abc import Mapping
 import faust
 from faust.transport.drivers import TRANSPORTS
 from faust.transport.drivers import aiokafka as faust_aiokafka
+from faust.types.tuples import ack_lock
 
 FAUST_VERSION = "0.15.3"
 FETCH_MAX_WAIT_MS = 10
@@ -71,4 +82,22 @@ async def commit_offsets(app: faust.App, offsets: Mapping) -> None:
     await app.consumer._thread.commit(offsets)
 
 
-__all__ = ["FAUST_VERSION", "FETCH_MAX_WAIT_MS", "Transport", "broker_url", "commit_offsets"]
+async def move_to(app: faust.App, tp, offset: int) -> None:
+    """Move faust's consumer to read `tp` from `offset` on, its commit bookkeeping with it
+    (point 3 above). Raises aiokafka's IllegalStateError for a partition no longer assigned."""
+    consumer = app.consumer
+    await consumer.seek(tp, offset)
+    with ack_lock:
+        consumer._committed_offset[tp] = offset
+        acked = consumer._acked.get(tp)
+        if acked:
+            acked[:] = [o for o in acked if o >= offset]
+        index = consumer._acked_index.get(tp)
+        if index:
+            index.difference_update([o for o in index if o < offset])
+        gap = consumer._gap.get(tp)
+        if gap:
+            gap.chop(0, offset)
+
+
+__all__ = ["FAUST_VERSION", "FETCH_MAX_WAIT_MS", "Transport", "broker_url", "commit_offsets", "move_to"]

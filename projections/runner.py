@@ -44,6 +44,7 @@ from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import migrate
 from infra.settings import Settings
 from infra.topics import ensure_topics
+from projections.faust_adapter import move_to
 from projections.faust_app import build_app
 from projections.lag import group_name
 from projections.live_batches import LiveBatches
@@ -265,7 +266,7 @@ class Projector:
             held = [tp for tp in tps if tp in consumer.assignment()]
             for tp in held:
                 try:
-                    await consumer.seek(tp, lane.projector.committed.get((tp.topic, tp.partition), -1) + 1)
+                    await move_to(self.app, tp, lane.projector.committed.get((tp.topic, tp.partition), -1) + 1)
                 except IllegalStateError:  # taken away by a rebalance meanwhile: faust resumes it itself
                     pass
             consumer.resume_partitions(held)

@@ -42,6 +42,14 @@ def test_the_hooks_the_adapter_overrides_are_still_there():
     # faust seeks to the committed offsets after the signal in which the adapter commits
     recovery = inspect.getsource(faust_recovery)
     assert re.search(r"on_rebalance_complete\.send\(\)[\s\S]{0,600}perform_seek\(\)", recovery), RECHECK
+    # the commit bookkeeping move_to moves along with a seek (point 3): faust still commits up to
+    # the first gap past its committed offset, from the attributes move_to sets, under ack_lock
+    from faust.transport.consumer import Consumer as FaustConsumer
+    new_offset = inspect.getsource(FaustConsumer._new_offset)
+    assert all(name in new_offset for name in ("self._acked[tp]", "self._gap[tp]", "self._committed_offset[tp]")), \
+        RECHECK
+    assert "self._acked_index[tp].difference_update" in new_offset, RECHECK
+    assert "with ack_lock:" in inspect.getsource(FaustConsumer.ack), RECHECK
 
 
 async def test_the_worker_consumer_faust_builds_gets_the_short_fetch_wait(tmp_path):
