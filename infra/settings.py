@@ -47,6 +47,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # records a dataset's live path (faust) may fall behind the log before the projector hands
     # its partitions back to the bulk path in-process, until it is at the head again
     live_far_behind: Annotated[int, msgspec.Meta(ge=1)] = 10_000
+    # the fetch wait (ms) the live path (faust) starts with; None: projections.faust_adapter's
+    # FETCH_MAX_WAIT_MS (10, the reasons there). The projector widens it while fetches come back
+    # without records though the log holds more (runner.Projector.keep_up)
+    live_fetch_wait_ms: Annotated[int, msgspec.Meta(ge=1)] | None = None
     # rebuild and verify: worker processes that replay partitions in parallel (0: one per core;
     # 1: replay in the calling process), used once at least `replay_parallel_min` records are
     # to be replayed (starting workers costs about a second)
@@ -154,6 +158,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_CONSENSUS_WINDOW_SECONDS": "consensus_window_seconds",
     "SVC_CATCH_UP_BATCH": "catch_up_batch",
     "SVC_LIVE_FAR_BEHIND": "live_far_behind",
+    "SVC_LIVE_FETCH_WAIT_MS": "live_fetch_wait_ms",
     "SVC_REPLAY_WORKERS": "replay_workers",
     "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
     "SVC_INGEST_WORKER": "ingest_worker",

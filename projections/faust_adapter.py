@@ -28,6 +28,13 @@ have no public API; each is met here and nowhere else:
    what it holds below it (`_acked`, `_acked_index`, `_gap`), under faust's `ack_lock` (acks
    change them under it).
 
+4. Widening the fetch wait while running (`runner.Projector._widen_fetch_wait`). The embedded
+   broker answers a fetch with no records from a partition whose batches it cannot list within
+   the wait, so the projector looks at aiokafka's fetch state (`consumer._fetcher`: its
+   subscription's per-partition position and high watermark, `_records` for what was fetched
+   and not yet taken) and raises `_fetch_max_wait_ms` on the running fetcher, which reads it for
+   every fetch request it builds.
+
 tests/unit/test_faust_adapter.py fails on any other faust-streaming version and checks the hooks
 above still exist as used; tests/integration/test_faust_adapter.py checks the fetch wait reaches
 a started consumer, tests/integration/test_projector_runner.py that faust resumes at the
@@ -48,12 +55,14 @@ from faust.types.tuples import ack_lock
 FAUST_VERSION = "0.15.3"
 FETCH_MAX_WAIT_MS = 10
 SCHEME = "svckafka"
+_WAIT_ATTR = "_svc_fetch_max_wait_ms"  # a start wait other than FETCH_MAX_WAIT_MS (start_fetch_wait)
 
 
 class _ConsumerThread(faust_aiokafka.AIOKafkaConsumerThread):
     def _create_worker_consumer(self, transport):
         consumer = super()._create_worker_consumer(transport)
-        consumer._fetch_max_wait_ms = FETCH_MAX_WAIT_MS  # read when the consumer starts
+        # read when the consumer starts
+        consumer._fetch_max_wait_ms = getattr(self.app, _WAIT_ATTR, FETCH_MAX_WAIT_MS)
         return consumer
 
 
@@ -100,4 +109,52 @@ async def move_to(app: faust.App, tp, offset: int) -> None:
             gap.chop(0, offset)
 
 
-__all__ = ["FAUST_VERSION", "FETCH_MAX_WAIT_MS", "Transport", "broker_url", "commit_offsets", "move_to"]
+def start_fetch_wait(app: faust.App, ms: int) -> None:
+    """The fetch wait `app`'s worker consumer starts with (point 1; FETCH_MAX_WAIT_MS if unset)."""
+    setattr(app, _WAIT_ATTR, ms)
+
+
+def _worker(app: faust.App):
+    """aiokafka's consumer under faust's worker, None before it is built."""
+    thread = getattr(app.consumer, "_thread", None)
+    return getattr(thread, "_consumer", None)
+
+
+def fetch_wait(app: faust.App) -> int | None:
+    """The fetch wait (ms) the worker consumer asks the broker for now (point 4)."""
+    consumer = _worker(app)
+    return None if consumer is None else consumer._fetcher._fetch_max_wait_ms
+
+
+def set_fetch_wait(app: faust.App, ms: int) -> None:
+    """Change the fetch wait of the running worker consumer: its fetcher reads it for each fetch
+    request it builds (point 4); one int assignment, so safe from another thread."""
+    consumer = _worker(app)
+    if consumer is not None:
+        consumer._fetcher._fetch_max_wait_ms = ms
+
+
+def unfed(app: faust.App, tps) -> dict:
+    """Of `tps`, those whose fetches came back without records though the log holds more past
+    the position, each with that position: behind its high watermark, answered by the broker (a
+    high watermark), and nothing fetched waiting to be taken (point 4). Partitions faust paused
+    or stopped fetching itself (its buffer full) hold fetched records and are not listed."""
+    consumer = _worker(app)
+    if consumer is None:
+        return {}
+    fetcher = consumer._fetcher
+    assignment = fetcher._subscriptions.subscription.assignment if fetcher._subscriptions.subscription else None
+    if assignment is None:
+        return {}
+    out = {}
+    for tp in tps:
+        state = assignment.state_value(tp)  # None: not (or no longer) assigned
+        if state is None or not state.has_valid_position or state.highwater is None:
+            continue
+        if state.position < state.highwater and tp not in fetcher._records:
+            out[tp] = state.position
+    return out
+
+
+__all__ = ["FAUST_VERSION", "FETCH_MAX_WAIT_MS", "Transport", "broker_url", "commit_offsets", "fetch_wait",
+           "move_to", "set_fetch_wait", "start_fetch_wait", "unfed"]

@@ -44,7 +44,7 @@ from infra.log_epoch import ensure_epoch, read_epoch
 from infra.migrate import migrate
 from infra.settings import Settings
 from infra.topics import ensure_topics
-from projections.faust_adapter import move_to
+from projections.faust_adapter import fetch_wait, move_to, set_fetch_wait, unfed
 from projections.faust_app import build_app
 from projections.lag import group_name
 from projections.live_batches import LiveBatches
@@ -77,6 +77,14 @@ COLLECT_EVERY = 600.0
 SWITCH_INTERVAL = 0.001
 # how often each dataset's live lag is read (from faust's own fetch high watermarks: no request)
 KEEP_UP_EVERY = 1.0
+# The embedded broker lists every record batch of a partition before it answers a fetch with its
+# records, and a fetch whose wait runs out first comes back with none from that partition
+# (docs/architecture.md, "Known limits of the embedded broker"): past ~20,000 batches a partition
+# gave faust's 10 ms fetches nothing at all. The batches only grow while the process runs, so a
+# wait that came back empty is doubled, never narrowed again (a restart starts from the setting),
+# up to this: at the head the wait is the live latency floor there. 100 ms read a partition of
+# 20,000 batches here; the bulk path's hand-back covers what even this cannot read.
+LIVE_FETCH_WAIT_MAX_MS = 200
 
 
 class FailingFor:
@@ -129,6 +137,7 @@ class Projector:
         self.ready = asyncio.Event()
         self.producer = None
         self.app = None
+        self._unfed: dict = {}  # faust's partitions fetched without records at the last look, by position
 
     async def prepare(self) -> None:
         s = self.settings
@@ -222,12 +231,32 @@ class Projector:
         was back at the head in seconds); the bulk path reads the same log several times faster."""
         while not self.stop.is_set():
             await asyncio.sleep(KEEP_UP_EVERY)
+            self._widen_fetch_wait()
             for lane in self.lanes.values():
                 if not lane.live or self.stop.is_set():
                     continue
                 tps, behind = self._live_lag(lane)
                 if behind >= self.settings.live_far_behind:
                     await self._bulk_until_head(lane, tps, behind)
+
+    def _widen_fetch_wait(self) -> None:
+        """Double faust's fetch wait when a partition of a live dataset came back from its fetches
+        without records for a whole round while the log holds more past its position
+        (LIVE_FETCH_WAIT_MAX_MS: why)."""
+        try:
+            assigned = self.app.consumer.assignment()
+        except Exception:  # faust's consumer not started yet
+            return
+        tps = [tp for lane in self.lanes.values() if lane.live for tp in assigned if tp.topic in lane.projector.topics]
+        now = unfed(self.app, tps)
+        stuck = sorted(f"{tp.topic}[{tp.partition}]@{pos}" for tp, pos in now.items() if self._unfed.get(tp) == pos)
+        self._unfed = now
+        wait = fetch_wait(self.app)
+        if stuck and wait is not None and wait < LIVE_FETCH_WAIT_MAX_MS:
+            wider = min(LIVE_FETCH_WAIT_MAX_MS, wait * 2)
+            set_fetch_wait(self.app, wider)
+            log.warning("faust's fetches brought no records from %s for %.0fs though the log holds more: "
+                        "fetch wait %d -> %d ms", ", ".join(stuck), KEEP_UP_EVERY, wait, wider)
 
     def _live_lag(self, lane: Lane) -> tuple[list, int]:
         """The lane's partitions faust holds, and the records past the tracked offsets by the

@@ -1,7 +1,8 @@
-"""After the projector hands the live path back to the bulk path and faust is moved past what
-it had read (projections/runner.py `_bulk_until_head`), faust's own bookkeeping follows: it
-commits each feed partition again as its agent takes the records (issue 26: it committed none
-after the first such hand-back, and kept every offset acknowledged since, without bound).
+"""Issue 26's sustained run, where faust stopped delivering from feed.games: after a hand-back to
+the bulk path moved faust past what it had read, faust commits each feed partition again (it
+committed none after the first such hand-back, and kept every offset acknowledged since); and
+the live path keeps reading a partition of many record batches, which the embedded broker
+answers with no records while the fetch wait is shorter than its listing of the batches.
 Real broker and Postgres; the projector as its own process."""
 
 from __future__ import annotations
@@ -85,6 +86,74 @@ async def test_faust_commits_every_feed_partition_again_after_a_hand_back(settin
         assert not lagging, (lagging, log.read_text()[-3000:])
     finally:
         await hold.close()
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(proc.wait, 30)
+    assert code == 0, log.read_text()[-3000:]
+
+
+BATCHES = 6_000  # one-record batches per feed.games partition: past what a 1 ms fetch wait can read
+
+
+async def _publish_one_record_batches(settings, events, producers: int = 4) -> None:
+    """Append events as one record batch each (the embedded broker's cost is per batch), on the
+    partition their key maps to, as a keyed send would; a key's events in order, through one of
+    `producers` producers (the broker takes one batch per partition and request: several
+    producers append faster)."""
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.partitioner import DefaultPartitioner
+
+    from schemas.events import encode, event_key, event_topic
+
+    partitions = list(range(settings.topic_partitions))
+    choose = DefaultPartitioner()
+    shares: list[list] = [[] for _ in range(producers)]
+    for e in events:
+        key = event_key(e).encode()
+        shares[hash(key) % producers].append(
+            (topic_name("live", event_topic(e), settings.topic_namespace), key, encode(e),
+             choose(key, partitions, partitions)))
+
+    async def send(share) -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=settings.kafka_bootstrap)
+        await producer.start()
+        try:
+            pending = []
+            for topic, key, value, partition in share:
+                batch = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=None)
+                batch.close()
+                pending.append(await producer.send_batch(batch, topic, partition=partition))
+            await asyncio.gather(*pending)
+        finally:
+            await producer.stop()
+
+    await asyncio.gather(*(send(share) for share in shares))
+
+
+async def test_the_live_path_widens_its_fetch_wait_until_a_long_partition_answers(settings, topics, tmp_path):
+    """The embedded broker answers a fetch whose wait runs out while it lists a partition's
+    batches with no records from it: the live path started with a 1 ms wait on partitions of
+    6,000 batches (a 1 ms wait read nothing from 4,000 here; 10 ms, the default, nothing from
+    20,000) and must still carry what is appended next, by itself (no hand-back). Without the
+    widening (runner.LIVE_FETCH_WAIT_MAX_MS at 1) this failed here: nothing appended was applied
+    in 15 s. How many batches a wait can read depends on the machine's speed."""
+    games = ev.schedule(GAMES)
+    await ev.publish(settings, games)
+    quotes = ev.season_quotes(games, BOOKS, -(-2 * BATCHES // (GAMES * len(BOOKS) * 3)), seed=5, tag="long")
+    await _publish_one_record_batches(settings, quotes)
+    log = tmp_path / "projector.log"
+    proc = start_projector(settings, log, SVC_LIVE_FETCH_WAIT_MS="1")
+    try:
+        assert await caught_up(settings, 60), log.read_text()[-3000:]
+        assert await _log_count(log, "resuming at the tracked offsets", 1, 30), log.read_text()[-3000:]
+        players = [ev.player(f"p{i}", f"Player {i}") for i in range(8)]
+        teams = [ev.team(f"T{i}", f"Team {i}") for i in range(8)]
+        await ev.publish(settings, [*players, *teams,
+                                    *(ev.state(g.game_id, "live", minute=500, home=7) for g in games)])
+        assert await caught_up(settings, 15), log.read_text()[-3000:]
+        text = log.read_text()
+        assert "handing it to the bulk path" not in text, text[-3000:]
+    finally:
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(proc.wait, 30)
     assert code == 0, log.read_text()[-3000:]

@@ -50,6 +50,11 @@ def test_the_hooks_the_adapter_overrides_are_still_there():
         RECHECK
     assert "self._acked_index[tp].difference_update" in new_offset, RECHECK
     assert "with ack_lock:" in inspect.getsource(FaustConsumer.ack), RECHECK
+    # the fetch state and wait the adapter reads and widens (point 4): aiokafka's fetcher reads
+    # the wait for each request it builds, and does not fetch a partition it holds records of
+    from aiokafka.consumer.fetcher import Fetcher
+    actions = inspect.getsource(Fetcher._get_actions_per_node)
+    assert "self._fetch_max_wait_ms" in actions and "if tp in self._records:" in actions, RECHECK
 
 
 async def test_the_worker_consumer_faust_builds_gets_the_short_fetch_wait(tmp_path):
