@@ -134,16 +134,19 @@ async def test_the_live_path_widens_its_fetch_wait_until_a_long_partition_answer
     """The embedded broker answers a fetch whose wait runs out while it lists a partition's
     batches with no records from it: the live path started with a 1 ms wait on partitions of
     6,000 batches (a 1 ms wait read nothing from 4,000 here; 10 ms, the default, nothing from
-    20,000) and must still carry what is appended next, by itself (no hand-back). Without the
-    widening (runner.LIVE_FETCH_WAIT_MAX_MS at 1) this failed here: nothing appended was applied
-    in 15 s. How many batches a wait can read depends on the machine's speed."""
+    20,000) and must still carry them and what is appended next, by itself (no hand-back).
+    Without the widening (runner.LIVE_FETCH_WAIT_MAX_MS at 1) this failed here: the log was not
+    applied within 60 s; with it the wait went 1 -> 2 -> 4 -> 8 ms. How many batches a wait can
+    read depends on the machine's speed."""
     games = ev.schedule(GAMES)
     await ev.publish(settings, games)
     quotes = ev.season_quotes(games, BOOKS, -(-2 * BATCHES // (GAMES * len(BOOKS) * 3)), seed=5, tag="long")
-    await _publish_one_record_batches(settings, quotes)
     log = tmp_path / "projector.log"
-    proc = start_projector(settings, log, SVC_LIVE_FETCH_WAIT_MS="1")
+    # started first, so that it starts while the partitions grow; the live path carries them
+    # whatever it falls behind (no hand-back to hide a live path fed nothing)
+    proc = start_projector(settings, log, SVC_LIVE_FETCH_WAIT_MS="1", SVC_LIVE_FAR_BEHIND="1000000")
     try:
+        await _publish_one_record_batches(settings, quotes)
         assert await caught_up(settings, 60), log.read_text()[-3000:]
         assert await _log_count(log, "resuming at the tracked offsets", 1, 30), log.read_text()[-3000:]
         players = [ev.player(f"p{i}", f"Player {i}") for i in range(8)]
