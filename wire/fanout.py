@@ -49,6 +49,10 @@ FORBIDDEN = "forbidden"  # its key lost `wire:connect`: close
 RESCOPED = "rescoped"  # its key's scopes changed: drop the topics it may no longer read, start the rest over
 BEHIND = "behind"  # its queue grew past BEHIND_FACTOR x its bounds while its own writes kept draining: start over
 FINAL = frozenset({STOPPING, REVOKED, FORBIDDEN})  # reasons that close the connection; nothing overrides them
+# An idle connection's empty send queue: shared, immutable. A deque is 768 bytes even when empty
+# (one block of 64 slots), and most of an idle socket's queue's life is empty, so an Inbox holds a
+# deque only while something is pending (docs/benchmarks.md, "Wire fan-out: what an idle socket holds").
+_EMPTY: tuple = ()
 
 
 class _Data(msgspec.Struct, frozen=True):
@@ -194,7 +198,8 @@ class Inbox:
     a reader that does not read is closed all the same."""
 
     def __init__(self, max_messages: int = QUEUE_MAX, max_bytes: int = QUEUE_BYTES) -> None:
-        self._items: deque[Delta | None] = deque()  # None: woken to start over (see `take_restart`)
+        # None: woken to start over (see `take_restart`); `_EMPTY` while nothing is pending
+        self._items: deque[Delta | None] | tuple = _EMPTY
         self._waiter: asyncio.Future | None = None  # the reader waiting in `wait`
         self._timer: asyncio.TimerHandle | None = None  # ends a `wait` that has a timeout
         self.max_messages = max_messages
@@ -202,7 +207,7 @@ class Inbox:
         self.pending_bytes = 0
         self.restart: str | None = None  # "slow_consumer", "reconnected", BEHIND, RESCOPED or one of FINAL
         self.scopes: frozenset[str] | None = None  # with RESCOPED: the key's scopes now
-        self.alarm = asyncio.Event()  # a restart reason was set
+        self.alarm = Alarm()  # a restart reason was set
         self._warning_due = False
         self._warned = False  # this slow spell's warning was given
         self._turns: LoopTurns | None = None  # set by the first `writing`
@@ -259,6 +264,8 @@ class Inbox:
                 return
             if own and not self._warned:
                 self._warned = self._warning_due = True
+        if items is _EMPTY:
+            items = self._items = deque()
         items.append(delta.on(topic))  # a Delta not from the log (tests) is told its topic
         self.pending_bytes = size
         self.poke()
@@ -282,6 +289,7 @@ class Inbox:
         if item is not None:
             self.pending_bytes -= len(item.payload)
         if not self._items:
+            self._items = _EMPTY  # its deque goes: an idle connection holds none
             self._warned = False  # caught up: a later slow spell is warned again
             self._spell_began = None
         return item
@@ -330,11 +338,10 @@ class Inbox:
         if self.restart in FINAL:
             return  # the connection closes
         self.restart = why
-        self._items.clear()
+        self._items = deque((None,))  # what was pending is dropped; the None wakes the reader
         self.pending_bytes = 0
         self._warning_due = self._warned = False
         self._spell_began = None
-        self._items.append(None)  # wakes the reader
         self.poke()
         self.alarm.set()
 
@@ -343,6 +350,49 @@ class Inbox:
         if why not in FINAL:
             self.alarm.clear()
         return why
+
+
+class Alarm:
+    """`asyncio.Event`'s set / clear / is_set / wait without its deque of waiters made up front:
+    an Event is 860 bytes, and every connection has one, nearly always unset and awaited by one
+    task (the socket's watch). Waiters are kept in a list made by the first `wait`."""
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiters: list[asyncio.Future] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if self._set:
+            return
+        self._set = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self) -> bool:
+        if self._set:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+            return True
+        finally:
+            if self._waiters is not None and waiter in self._waiters:  # cancelled: it waits no more
+                self._waiters.remove(waiter)
+                if not self._waiters:
+                    self._waiters = None
 
 
 @dataclass(eq=False)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import EllipsisType
 
+from ingest.memo import remember
 from schemas.wire import ExpectedLatency, Liveness
 from wire.messages import Feed
 from wire.snapshots import freshness
@@ -42,6 +43,32 @@ def _told(expected: ExpectedLatency, liveness: Liveness) -> tuple:
     return (expected, liveness.state, liveness.limit_seconds)
 
 
+# What a topic was last said to be is the same for every connection that heard it (the same
+# snapshot's values, the same change), so the watches of all the connections share one copy, and
+# one of the `Fresh` it follows from (each connection reads its own from the read models): they
+# were ~400 bytes per topic per connection, kept while it is idle (two structs, two tuples, the
+# Fresh; tests/unit/test_wire_idle_bytes.py; docs/benchmarks.md, "Wire fan-out: what an idle
+# socket holds"). All frozen. Keyed by value; bounded as every memo of pure results is. Shared
+# where a watch is made or what it tells changes, not on every delta's quiet update (a lookup
+# per delta per socket for ~100 bytes).
+_SAID: dict[tuple, tuple] = {}
+_FRESH: dict[Fresh, Fresh] = {}
+SAID_LIMIT = 4096
+
+
+def _one(fresh: Fresh) -> Fresh:
+    """The shared copy of `fresh`."""
+    shared = _FRESH.get(fresh)
+    return shared if shared is not None else remember(_FRESH, fresh, fresh, SAID_LIMIT)
+
+
+def _saying(fresh: Fresh, now: datetime) -> tuple[tuple[ExpectedLatency, Liveness], tuple]:
+    """`freshness` of `fresh` at `now` and what it tells (`_told`), one shared copy per value."""
+    said = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
+    shared = _SAID.get(said)
+    return shared if shared is not None else remember(_SAID, said, (said, _told(*said)), SAID_LIMIT)
+
+
 class FeedWatch:
     """One topic of one connection: what it was last told, and when that stops holding."""
 
@@ -49,9 +76,8 @@ class FeedWatch:
 
     def __init__(self, topic: str, fresh: Fresh, now: datetime) -> None:
         self.topic = topic
-        self.fresh = fresh
-        self.said = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
-        self.told = _told(*self.said)
+        self.fresh = fresh = _one(fresh)
+        self.said, self.told = _saying(fresh, now)
         self.recheck_at: datetime | None = None
         self._plan(now)
 
@@ -82,9 +108,8 @@ class FeedWatch:
                 self.fresh = fresh
                 self._plan(now)
                 return None
-        self.fresh = fresh
-        self.said = freshness(fresh.stale_after_ms, fresh.source, fresh.as_of, now)
-        told = _told(*self.said)
+        self.fresh = fresh = _one(fresh)
+        self.said, told = _saying(fresh, now)
         changed = told != self.told
         self.told = told
         self._plan(now)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import deque
 from types import SimpleNamespace
 
 from api.routes.socket import Connection
@@ -44,7 +43,7 @@ def _connection() -> Connection:
     conn.counted = (SimpleNamespace(seen_soon=lambda _id: None), "conn_x")
     conn.pool = None
     conn.grant = SimpleNamespace(mode="live")
-    conn.requests = deque()
+    conn.requests = []
     conn.feeds = FeedBook()
     conn.current = {TOPIC: 0}
     conn.last_pong = time.monotonic()
