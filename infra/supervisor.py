@@ -143,11 +143,9 @@ class Supervisor:
                 one_shot=True, after=lambda: self.children["sample"].done,
             ))
         else:  # the reference library and the strategy registry are the service's own content
-            for dataset in ("live", "test"):
-                self._add(Child(f"library-{dataset}", [py, "-m", "cli.main", "ingest", "reference", "--dataset",
-                                                       dataset], env, one_shot=True))
-                self._add(Child(f"registry-{dataset}", [py, "-m", "cli.main", "ingest", "strategies", "--dataset",
-                                                        dataset], env, one_shot=True))
+            # one process for both datasets: four (one per kind and dataset) cost an interpreter
+            # and its imports each, ~0.6 CPU-s, at the start of every stack
+            self._add(Child("content", [py, "-m", "cli.main", "ingest", "content"], env, one_shot=True))
 
     def _add(self, child: Child) -> None:
         child.log_file = self.log_dir / f"{child.name}.log"
@@ -301,8 +299,7 @@ class Supervisor:
 
     def shutdown(self) -> None:
         self.stopping = True
-        order = ["sandbox", "sample", "library-live", "library-test", "registry-live", "registry-test", "api",
-                 "projector", "postgres", "broker"]
+        order = ["sandbox", "sample", "content", "api", "projector", "postgres", "broker"]
         for name in order:
             if name in self.children:
                 self._stop(self.children[name])

@@ -205,7 +205,8 @@ def register(app: typer.Typer) -> None:
         .retired events (only what changed; a file that does not validate is dead-lettered)."""
         from ingest.library import ingest_library, library_root
 
-        _ingest_content(directory or library_root(), ingest_library, dataset, as_json, data_dir)
+        root = directory or library_root()
+        _ingest_content([(f"{root.name} -> {dataset.value}", root, ingest_library, dataset)], as_json, data_dir)
 
     @ingest_app.command("strategies")
     def strategies(
@@ -220,7 +221,21 @@ def register(app: typer.Typer) -> None:
         strategy.* and recipe.* events (only what changed; a file that does not validate is dead-lettered)."""
         from ingest.strategies import ingest_registry, registry_root
 
-        _ingest_content(directory or registry_root(), ingest_registry, dataset, as_json, data_dir)
+        root = directory or registry_root()
+        _ingest_content([(f"{root.name} -> {dataset.value}", root, ingest_registry, dataset)], as_json, data_dir)
+
+    @ingest_app.command("content")
+    def content(as_json: JsonFlag = False, data_dir: DataDir = None) -> None:
+        """The service's own content, shipped with svc: the reference library and the strategy registry,
+        into both datasets (what `svc up --no-sample` loads). The same runs as `svc ingest reference` and
+        `svc ingest strategies` for each dataset, in one process."""
+        from ingest.library import ingest_library, library_root
+        from ingest.strategies import ingest_registry, registry_root
+
+        _ingest_content([(f"{kind} -> {dataset.value}", root, ingest, dataset) for dataset in DatasetChoice
+                         for kind, root, ingest in (("reference", library_root(), ingest_library),
+                                                    ("strategies", registry_root(), ingest_registry))],
+                        as_json, data_dir)
 
     @ingest_app.command("dead-letters")
     def dead_letters(
@@ -247,20 +262,35 @@ def register(app: typer.Typer) -> None:
         print_table(table)
 
 
-def _ingest_content(root: Path, ingest, dataset: DatasetChoice, as_json: bool, data_dir) -> None:
-    """A folder of content files (the reference library, the strategy registry) into the log:
-    `ingest(root, log, settings)` turns what changed into events; the summary as every ingest."""
+def _ingest_content(runs: list[tuple[str, Path, Callable, DatasetChoice]], as_json: bool, data_dir) -> None:
+    """Folders of content files (the reference library, the strategy registry) into the log:
+    each `(title, root, ingest, dataset)` a run of its own, `ingest(root, log, settings)` turning
+    what changed into events; the summary as every ingest (one row, or one JSON object, per run)."""
     from ingest.event_log import open_event_log
 
     settings = settings_for(data_dir)
 
-    async def main():
+    async def one(root, ingest, dataset):
         async with open_event_log(settings, dataset.value) as log:
             return await ingest(root, log, settings)
 
-    summary = run_on_stack(main())
-    if as_json:
-        print_json(summary.public())
+    async def main():
+        # concurrent, as the processes of one run each were before `svc ingest content`
+        return await asyncio.gather(*(one(root, ingest, dataset) for _, root, ingest, dataset in runs))
+
+    summaries = dict(zip((title for title, *_ in runs), run_on_stack(main())))
+    if len(runs) == 1:
+        ((title, summary),) = summaries.items()
+        if as_json:
+            print_json(summary.public())
+            return
+        print_table(summary_table(title, {runs[0][1].name: summary}))
+        print_details(summary)
         return
-    print_table(summary_table(f"{root.name} -> {dataset.value}", {root.name: summary}))
-    print_details(summary)
+    if as_json:
+        print_json({title: summary.public() for title, summary in summaries.items()})
+        return
+    print_table(summary_table("content", summaries))
+    for title, summary in summaries.items():
+        for reason, count in summary.reasons.most_common():
+            console.print(f"[yellow]{title}[/yellow]: dead-lettered {count} x {reason}")
