@@ -14,6 +14,7 @@ Pure: imports no I/O.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 import typing
@@ -268,6 +269,8 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
     one check per value, not two. Everything else of it is checked here all the same."""
     plan = _PLANS.get(type(event)) or _plan(type(event))
     values = msgspec.structs.astuple(event)
+    if _texts_known(plan, values):
+        return _numbers_problem(event, plan, values, quote_numbers_checked)
     # every string field at once (None and empty ones left out: neither can break a bound);
     # only when one is longer than a name (the shortest limit) is each weighed against its own
     strings = list(filter(None, plan.texts(values)))
@@ -334,6 +337,83 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
         for value in strings:
             if bad := forbidden_char(value):
                 return f"a text field has a {bad}: {_shown(visible(value))}"
+    # every text of the event passed: the ones short enough for any field are known good
+    if len(_KNOWN_TEXTS) + len(strings) > _KNOWN_TEXTS_MAX:
+        _KNOWN_TEXTS.clear()
+        _KNOWN_TEXTS.update(_ALWAYS_KNOWN)
+    _KNOWN_TEXTS.update(s for s in strings if len(s) <= NAME_MAX)
+    return None
+
+
+# Texts known to pass every text bound of every field: at most NAME_MAX characters (the
+# shortest limit of any field, list item or stat name) with no forbidden character. An event's
+# texts mostly repeat from event to event (the source, the book, the teams' names and IDs, the
+# game's and market's IDs): when every one of them is known, one C-level set test replaces the
+# per-field length and character checks, and only the checks of numbers and times run
+# (`_numbers_problem`), in the order `event_problem` runs them, so the answer is the same.
+# Filled only by events that passed every check; emptied when full (a file of distinct names
+# cannot grow it), so a result never depends on what it holds. None and "" pass every bound.
+_ALWAYS_KNOWN = (None, "")
+_KNOWN_TEXTS: set[str | None] = set(_ALWAYS_KNOWN)
+_KNOWN_TEXTS_MAX = 65_536
+_OUTCOME_TEXTS = operator.attrgetter("selection", "name", "participant_id")
+
+
+def _texts_known(plan: _Plan, values: tuple) -> bool:
+    """Whether every text of the event (fields, list items, outcomes' and KnownBy's texts) is
+    in `_KNOWN_TEXTS`; False for anything else (an event with a dict field, a value that is not
+    a text where one belongs, a list past its bound): the full check then decides."""
+    known = _KNOWN_TEXTS
+    if plan.dicts:
+        return False
+    try:
+        if not known.issuperset(plan.texts(values)):
+            return False
+        for i, field in plan.lists:
+            items = values[i]
+            if not items:
+                continue
+            if len(items) > _LIST_MAX:
+                return False
+            first = items[0]
+            if type(first) is str:
+                texts: Any = items
+            elif field == "outcomes":
+                texts = itertools.chain.from_iterable(map(_OUTCOME_TEXTS, items))
+            elif isinstance(first, msgspec.Struct):
+                texts = itertools.chain.from_iterable(map(msgspec.structs.astuple, items))
+            else:
+                return False
+            if not known.issuperset(texts):
+                return False
+    except (TypeError, AttributeError):  # an unhashable value, an item of another shape
+        return False
+    return True
+
+
+def _numbers_problem(event: Any, plan: _Plan, values: tuple, quote_numbers_checked: bool) -> str | None:
+    """`event_problem` of an event whose texts are all known good (`_texts_known`): its checks
+    that are not of texts, in its order."""
+    for i, field, low, high in plan.ints:
+        value = values[i]
+        if value is not None and not low <= value <= high:
+            return int_problem(value, field, low, high)
+    for i, field in plan.times:
+        value = values[i]
+        if value is not None and not YEAR_MIN <= value.year <= YEAR_MAX:
+            return year_problem(value, field)
+    if quote_numbers_checked:
+        return None
+    market_type = getattr(event, "market_type", "")
+    for i, _ in plan.decimals:
+        value = values[i]
+        if value is not None and not point_ok(value, market_type):
+            return point_problem(value, market_type)
+    for i, field in plan.lists:
+        if field == "outcomes":
+            for item in values[i]:
+                if problem := _outcome_number_problem(item, market_type):
+                    return problem
     return None
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from decimal import Decimal
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.prices import decimal_of_american
 from ingest import prices
+from schemas import bounds
 from schemas.bounds import NAME_MAX, event_problem, forbidden_char, point_problem, price_problem
-from schemas.events import Outcome, PriceQuoted
+from schemas.events import GameStateChanged, KnownBy, NewsPublished, Outcome, PriceQuoted, TeamRegistered
 
 # prices as a feed writes them: usual lines, the bounds, the same value with more digits,
 # and hostile values (NaN, infinities, huge and tiny exponents)
@@ -108,3 +110,80 @@ def test_the_quote_backstop_refuses_exactly_what_a_plain_bound_refuses(outcomes,
         outcomes=[Outcome(selection=s, name=n, price=p, price_format="american", point=pt) for s, n, p, pt in outcomes])
     problem = event_problem(q, quote_numbers_checked=checked)
     assert (problem is not None) == _plain_quote_problem(q, checked), problem
+
+
+# ---- the backstop's known texts: an event whose texts all passed before is answered as one never seen ----
+
+def _full_check(event, checked: bool) -> str | None:
+    """event_problem with no text taken as known: every field weighed against its own bound."""
+    known, texts_known = bounds._KNOWN_TEXTS, bounds._texts_known
+    bounds._KNOWN_TEXTS, bounds._texts_known = set(bounds._ALWAYS_KNOWN), lambda plan, values: False
+    try:
+        return event_problem(event, quote_numbers_checked=checked)
+    finally:
+        bounds._KNOWN_TEXTS, bounds._texts_known = known, texts_known
+
+
+def _forget_known_texts() -> None:
+    bounds._KNOWN_TEXTS.clear()
+    bounds._KNOWN_TEXTS.update(bounds._ALWAYS_KNOWN)
+
+
+_LONG_TEXTS = st.one_of(_TEXTS, st.sampled_from(["y" * 2000, "y" * 2001, "z" * 199]))
+
+
+def _events(texts, numbers, year):
+    a, b, c, d = texts
+    when = datetime(year, 1, 2, tzinfo=timezone.utc)
+    price, point = numbers
+    return [
+        PriceQuoted(source=a, source_id=b, source_ts=when, ingest_ts=_NOW, game_id=c, market_id="mkt_1", book=d,
+                    book_name=a, kind="game", market_type="spreads", point=point,
+                    outcomes=[Outcome(selection="home", name=b, participant_id=c, price=price, price_format="american"),
+                              Outcome(selection="away", name=d, price=price, price_format="american", point=point)]),
+        TeamRegistered(source=a, source_id=b, source_ts=when, ingest_ts=_NOW, team_id=c, sport="nfl", competition=d,
+                       name=a, aliases=[b, d], known_by=[KnownBy(a, c)]),
+        GameStateChanged(source=a, source_id=b, source_ts=when, ingest_ts=_NOW, game_id=c, status="live",
+                         score_home=int(price) if price.is_finite() and abs(price) < 10**6 else None, last_play=d),
+        NewsPublished(source=a, source_id=b, source_ts=when, ingest_ts=_NOW, player_id=c, kind="news", headline=d),
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.tuples(_LONG_TEXTS, _LONG_TEXTS, _LONG_TEXTS, _LONG_TEXTS),
+                          st.tuples(_prices, st.one_of(st.none(), _prices)),
+                          st.sampled_from([2030, 1700, 2101, 1880])), min_size=1, max_size=6),
+       st.booleans())
+def test_known_texts_change_no_answer_of_the_backstop(rows, checked):
+    # events in a row: texts that passed in one (and only those) are known in the next; each
+    # answer is the one the full check gives the event alone, every text weighed afresh
+    _forget_known_texts()
+    for texts, numbers, year in rows:
+        for event in _events(texts, numbers, year):
+            assert event_problem(event, quote_numbers_checked=checked) == _full_check(event, checked)
+            assert all(t is None or (len(t) <= NAME_MAX and not forbidden_char(t)) for t in bounds._KNOWN_TEXTS)
+
+
+def test_a_quote_whose_texts_passed_before_is_answered_from_them():
+    _forget_known_texts()
+    quote = _events(("The Odds API", "g1", "gm_1", "book"), (Decimal(-110), Decimal("3.5")), 2030)[0]
+    values = msgspec.structs.astuple(quote)
+    assert not bounds._texts_known(bounds._PLANS[PriceQuoted], values)  # first seen: the full check
+    assert event_problem(quote) is None
+    assert bounds._texts_known(bounds._PLANS[PriceQuoted], values)
+    # known texts, numbers still checked: a year, a price outside the bounds
+    late = msgspec.structs.replace(quote, source_ts=datetime(2101, 1, 1, tzinfo=timezone.utc))
+    assert event_problem(late) == "source_ts 2101-01-01T00:00:00+00:00 is outside the years 1880..2100"
+    bad = msgspec.structs.replace(quote, outcomes=[msgspec.structs.replace(quote.outcomes[0], price=Decimal(-99))])
+    assert event_problem(bad) == "American price -99 is between -100 and +100"
+    assert event_problem(bad, quote_numbers_checked=True) is None
+
+
+def test_the_known_texts_stay_bounded(monkeypatch):
+    monkeypatch.setattr(bounds, "_KNOWN_TEXTS_MAX", 100)
+    _forget_known_texts()
+    for i in range(1_000):
+        event = NewsPublished(source="s", source_id=f"id{i}", source_ts=_NOW, ingest_ts=_NOW, player_id=f"plr_{i}",
+                              kind="news", headline=f"headline {i}")
+        assert event_problem(event) is None
+        assert len(bounds._KNOWN_TEXTS) <= 100 and None in bounds._KNOWN_TEXTS and "" in bounds._KNOWN_TEXTS
