@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
+from ingest.memo import remember
 from ingest.team_aliases import NFL_BY_KEY, nfl_team_key, soccer_team_key
 from schemas import natural_keys
 from schemas.bounds import NAME_MAX, clean_text
@@ -60,7 +61,19 @@ def soccer_team(competition: str, name: str) -> Team:
 
 
 def team(competition: str, name: str) -> Team:
-    return nfl_team(name) if competition == "nfl" else soccer_team(competition, name)
+    """The team a source names (`UnknownTeam` if none). A file names the same few dozen teams
+    on every record: a found team is kept per (competition, name as written), bounded like
+    ingest's other memos; a name not found is looked up again (and refused again) each time."""
+    key = (competition, name)
+    found = _TEAMS.get(key)
+    if found is None:
+        found = nfl_team(name) if competition == "nfl" else soccer_team(competition, name)
+        remember(_TEAMS, key, found, _TEAMS_MAX)
+    return found
+
+
+_TEAMS: dict[tuple[str, str], Team] = {}
+_TEAMS_MAX = 4_096
 
 
 def local_day(competition: str, kickoff_at: datetime) -> date:
