@@ -6,7 +6,8 @@ insert of what the broker acknowledged) together with the batch's dead letters. 
 acknowledged and recorded (on a connection of its own) while the next one is resolved and
 built; it is finished before the next is sent, so batches go out in order and per-entity
 order holds. A large file is parsed and built in a worker process meanwhile (ingest/worker.py):
-the same batches, in the same order, resolved here.
+the same batches, in the same order, resolved here by a task of their own (`_read_worker`) as
+the worker asks, so the worker does not wait on the run's acknowledgements.
 """
 
 from __future__ import annotations
@@ -109,14 +110,43 @@ async def _prepared(parsed: Parsed, log: EventLog) -> AsyncGenerator[Prepared, N
             yield prepare(batch, await log.resolver.resolve(batch.records), state)
         return
     child = await worker.ParseWorker.start(parsed.items)
+    built: asyncio.Queue[Prepared | BaseException | None] = asyncio.Queue(maxsize=BUILT_AHEAD)
+    reader = asyncio.create_task(_read_worker(child, log, built))
+    try:
+        while (item := await built.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        reader.cancel()
+        try:
+            await reader
+        except asyncio.CancelledError:
+            pass
+        child.close()
+
+
+# Built batches read from the worker ahead of the one being appended. The worker builds a
+# batch only once its claims are resolved, and it used to wait for that while the run awaited
+# the previous batch's acknowledgements (claims were read only between appends); now a task
+# of their own reads the worker's messages and resolves claims as they come, and at most this
+# many built batches (~11 MB each at full size) wait here for their turn.
+BUILT_AHEAD = 2
+
+
+async def _read_worker(child: worker.ParseWorker, log: EventLog,
+                       built: asyncio.Queue[Prepared | BaseException | None]) -> None:
+    """The worker's messages in order: claims resolved (in file order, before their batch is
+    built), built batches queued, None at the end; a failure is queued for the run to raise."""
     try:
         while True:
             message = await child.next()
-            if message[0] == "claims":  # resolved in file order, before the batch is built
+            if message[0] == "claims":
                 child.resolved(await log.resolver.resolve([worker.claims_record(*message[1:])]))
             elif message[0] == "built":
-                yield message[1]
+                await built.put(message[1])
             else:  # "end"
+                await built.put(None)
                 return
-    finally:
-        child.close()
+    except Exception as exc:  # noqa: BLE001 - raised by the run, in its own task
+        await built.put(exc)

@@ -206,3 +206,44 @@ def test_a_book_refused_once_is_refused_again(tmp_path, monkeypatch):
     reasons = [r[3] for r in cached[1]]
     assert len(reasons) == 6 and sum("bookmaker title is 300 characters" in r for r in reasons) == 3
     assert sum("bookmaker key has a character U+0000" in r for r in reasons) == 3
+
+
+class _CountingResolver(MemoryResolver):
+    def __init__(self) -> None:
+        super().__init__()
+        self.resolved = 0
+
+    async def resolve(self, records):
+        self.resolved += 1
+        return await super().resolve(records)
+
+
+def test_a_run_resolves_the_workers_claims_while_it_holds_a_batch(tmp_path):
+    # The worker builds a batch only once its claims are resolved. The run's side reads them in
+    # a task of its own, so while the run is busy with one batch (awaiting its acknowledgements)
+    # the worker's next claims are resolved and it goes on building, up to BUILT_AHEAD built
+    # batches waiting; before, the worker waited until the run came back for the next batch.
+    from types import SimpleNamespace
+
+    from ingest import pipeline
+
+    path = hostile_odds(tmp_path / "odds.json", games=1200, books=2)
+    parsed = odds_api.parse(path, TS)
+    log = SimpleNamespace(resolver=_CountingResolver(), ingest_worker=True)
+
+    async def run() -> tuple[int, list]:
+        batches = pipeline._prepared(parsed, log)
+        out = [await anext(batches)]
+        for _ in range(600):  # the run holds its first batch; the worker builds on
+            if log.resolver.resolved >= pipeline.BUILT_AHEAD + 3:
+                break
+            await asyncio.sleep(0.05)
+        held = log.resolver.resolved
+        out += [b async for b in batches]
+        return held, out
+
+    held, out = asyncio.run(run())
+    # claims of batches 0 and 1 were resolved before batch 0 was handed on; with the first
+    # batch held, those of the BUILT_AHEAD batches queued behind it and of the one after
+    assert held >= pipeline.BUILT_AHEAD + 3, held
+    assert _shape(out) == _shape(_inline(path))  # and the run's batches are the inline path's
