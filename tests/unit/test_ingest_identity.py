@@ -111,3 +111,20 @@ def test_week_lookup_finds_the_game_of_either_team():
         assert found is not None and found.game_id == game and found.kickoff_at == KICKOFF
     assert r.week(WeekGame("nfl", "2023", 2, KC)) is None
     assert r.week(WeekGame("nfl", "2023", 1, natural_keys.team_id("nfl", "BUF"))) is None
+
+
+def test_found_teams_are_kept_bounded_and_unknown_names_refused_each_time(monkeypatch):
+    from ingest import identity
+
+    monkeypatch.setattr(identity, "_TEAMS_MAX", 3)
+    identity._TEAMS.clear()
+    names = ["Kansas City Chiefs", "KC", "Buffalo Bills", "BUF", "Green Bay Packers"]
+    for _ in range(2):
+        for name in names:
+            assert identity.team("nfl", name) == identity.nfl_team(name)  # kept or not: the same team
+            assert 0 < len(identity._TEAMS) <= 3
+    for _ in range(2):
+        with pytest.raises(identity.UnknownTeam, match="unknown NFL team 'Nobody FC'"):
+            identity.team("nfl", "Nobody FC")
+    assert ("nfl", "Nobody FC") not in identity._TEAMS
+    assert identity.team("epl", "  Arsenal\u202e ") == identity.soccer_team("epl", "  Arsenal\u202e ")
