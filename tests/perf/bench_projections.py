@@ -20,6 +20,9 @@
 4. Between 1 and 2, on the season log: the projector's memory over its catch-up of the whole log,
    then a sustained run at 2,000 events/s on it, p99 per minute (tests/perf/pipeline_hours.py;
    `--pipeline-minutes`, default 1, the issue's run is 10).
+
+`--replay-only` (tests/perf/run.py) measures 1 alone: the phases after it take minutes and do not
+change the replay figure.
 """
 
 from __future__ import annotations
@@ -357,6 +360,8 @@ async def run(ctx: BenchContext) -> list[Figure]:
         f"{applied:,} events: {GAMES} games x {len(BOOKS)} books x 3 markets x {ROUNDS} rounds; "
         f"{settings.topic_partitions} partitions; replayed {how}",
     )]
+    if ctx.replay_only:
+        return figures
     memory, projector, _, projector_log = await pipeline_hours.catch_up_memory(ctx, settings, total)
     figures += memory
     figures += await pipeline_hours.sustained(ctx, settings, projector, projector_log, ctx.pipeline_minutes)

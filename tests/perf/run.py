@@ -5,7 +5,7 @@ Every figure is reported as a ratio over a baseline measured in the same run on 
 (for example replay rate over raw consume rate on the same broker). The table is printed and
 written to docs/benchmarks.md together with the command that produced it.
 
-    python -m tests.perf.run [--only NAME ...] [--pipeline-minutes N] [--scaling-5m]
+    python -m tests.perf.run [--only NAME ...] [--pipeline-minutes N] [--scaling-5m] [--replay-only]
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ class BenchContext:
     created: list[str] = field(default_factory=list)
     pipeline_minutes: float = 1.0  # the sustained pipeline run (tests/perf/pipeline_hours.py)
     scaling_5m: bool = False  # bench_scaling also replays a 5,000,000-event log
+    replay_only: bool = False  # bench_projections stops after its replay figure (see `main`)
 
     async def fresh_settings(self, **overrides) -> Settings:
         """Own database (migrated) and own topic namespace on the shared broker."""
@@ -151,14 +152,16 @@ async def bench_stack(prefix: str, **options) -> AsyncIterator[BenchContext]:
             pg_proc.wait(30)
 
 
-async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5m: bool = False) -> int:
+async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5m: bool = False,
+                replay_only: bool = False) -> int:
     names = _modules(only)
     if not names:
         print("no benchmarks selected", file=sys.stderr)
         return 1
     results: dict[str, list[Figure]] = {}
     failed = False
-    async with bench_stack("svc-bench-", pipeline_minutes=pipeline_minutes, scaling_5m=scaling_5m) as ctx:
+    async with bench_stack("svc-bench-", pipeline_minutes=pipeline_minutes, scaling_5m=scaling_5m,
+                           replay_only=replay_only) as ctx:
         for name in names:
             module = importlib.import_module(f"tests.perf.{name}")
             print(f"== {name}", flush=True)
@@ -172,7 +175,12 @@ async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5
                 results[name] = [Figure("failed", 0, "", note=repr(exc)[:120])]
             print(f"   done in {time.monotonic() - started:.1f}s", flush=True)
     print(_table(results))
-    _record(results)
+    if replay_only:
+        # a section of docs/benchmarks.md holds one whole run of its bench: a partial run would
+        # replace the projections section's other figures with nothing
+        print("--replay-only: docs/benchmarks.md left as it was", flush=True)
+    else:
+        _record(results)
     return 1 if failed else 0
 
 
@@ -215,8 +223,12 @@ def main() -> None:
                              "projections bench (default 1; the issue's run is 10)")
     parser.add_argument("--scaling-5m", action="store_true",
                         help="bench_scaling: replay a 5,000,000-event log too (its append alone takes ~10 min)")
+    parser.add_argument("--replay-only", action="store_true",
+                        help="bench_projections: the replay figure alone (season log, raw consume, replay), "
+                             "without the catch-up, sustained, floor and live phases; prints the table and "
+                             "leaves docs/benchmarks.md as it was")
     args = parser.parse_args()
-    sys.exit(asyncio.run(_main(args.only, args.pipeline_minutes, args.scaling_5m)))
+    sys.exit(asyncio.run(_main(args.only, args.pipeline_minutes, args.scaling_5m, args.replay_only)))
 
 
 if __name__ == "__main__":
