@@ -113,52 +113,73 @@ class BatchCore:
         applied = 0
         made = 0
         publish = self.publish
-        for r in records:
-            tp = (r.topic, r.partition)
-            last = tracking.get(tp, -1)
-            if r.offset <= last:
-                continue  # already applied: redelivery is a no-op
-            before = moved.get(tp)
-            moved[tp] = (last if before is None else before[0], r.offset)
-            tracking[tp] = r.offset
-            try:
-                event = decode_event(r.value)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                bad.append((tp, r.offset, str(exc)[:200]))
-                continue
-            quote = type(event) is QuoteEvent  # most of any log: straight to its reducer
-            key = event.game_id if quote else event_key(event)
-            state = states.get(key)
-            first = key not in start
-            if first:
-                start[key] = state
-            new: KeyState
-            if quote:
+        # Records come in runs of one partition (a fetch's records of each partition in turn):
+        # its newest offset is kept in `last` and written to `tracking` and `moved` when the run
+        # ends (and, whatever happens, when this call does), not per record (a replay folds
+        # millions). `tracking` and `moved` read afterwards are what per-record writes give.
+        tp: TP = ("", -1)  # no partition: the first record starts a run
+        topic = ""
+        partition = -1
+        last = -1  # newest offset folded in `tp`
+        known = -1  # `tp`'s newest offset folded before this run
+        was = -1  # `tp`'s offset applied before this batch
+        try:
+            for r in records:
+                offset: int = r.offset
+                if r.partition != partition or r.topic != topic:
+                    if last != known:
+                        moved[tp] = (was, last)
+                        tracking[tp] = last
+                    topic, partition = r.topic, r.partition
+                    tp = (topic, partition)
+                    known = last = tracking.get(tp, -1)
+                    before = moved.get(tp)
+                    was = last if before is None else before[0]
+                if offset <= last:
+                    continue  # already applied: redelivery is a no-op
+                last = offset
                 try:
-                    new, out = reduce_market(cast(GameState | None, state), event, window_us, own)
-                except ArithmeticError as exc:
-                    # a decimal text that is not a decimal (`quote_event`): the reducer turns the
-                    # quote's decimals into Decimals before it changes anything, and the canonical
-                    # decoder rejects such a record; if it does not, the error is the reducer's own
-                    reason = _rejected(r.value)
-                    if reason is None:
-                        raise exc
-                    if first:
-                        del start[key]
-                    bad.append((tp, r.offset, reason))
+                    event = decode_event(r.value)
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    bad.append((tp, r.offset, str(exc)[:200]))
                     continue
-            else:
-                new, out = reduce(state, event, window_us, own)
-                # (not for quotes: an isinstance test of a msgspec struct type is not free)
-                if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
-                    _ref_origins(event, refs)
-            if new is not state:
-                states[key] = new
-            if out:
-                made += len(out)
-                if publish:
-                    deltas.extend(out)
-            applied += 1
+                quote = type(event) is QuoteEvent  # most of any log: straight to its reducer
+                key = event.game_id if quote else event_key(event)
+                state = states.get(key)
+                first = key not in start
+                if first:
+                    start[key] = state
+                new: KeyState
+                if quote:
+                    try:
+                        new, out = reduce_market(cast(GameState | None, state), event, window_us, own)
+                    except ArithmeticError as exc:
+                        # a decimal text that is not a decimal (`quote_event`): the reducer turns the
+                        # quote's decimals into Decimals before it changes anything, and the canonical
+                        # decoder rejects such a record; if it does not, the error is the reducer's own
+                        reason = _rejected(r.value)
+                        if reason is None:
+                            raise exc
+                        if first:
+                            del start[key]
+                        bad.append((tp, r.offset, reason))
+                        continue
+                else:
+                    new, out = reduce(state, event, window_us, own)
+                    # (not for quotes: an isinstance test of a msgspec struct type is not free)
+                    if isinstance(event, (GameScheduled, TeamRegistered, PlayerRegistered)):
+                        _ref_origins(event, refs)
+                if new is not state:
+                    states[key] = new
+                if out:
+                    made += len(out)
+                    if publish:
+                        deltas.extend(out)
+                applied += 1
+        finally:
+            if last != known:
+                moved[tp] = (was, last)
+                tracking[tp] = last
         f.applied += applied
         f.made += made
 

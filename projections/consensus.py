@@ -21,9 +21,6 @@ from typing import Any, Iterable, Mapping, Sequence, cast
 from domain.devig import DEFAULT_METHOD, METHODS, FloatDevig, devig_floats
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import Suspension
-from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES
-
-EXCHANGE = "exchange"
 MIN_BOOKS = 2  # fewer bookmakers than this on a line: no consensus is served (one book's price is not one)
 OTHER_METHODS = tuple(m for m in METHODS if m != DEFAULT_METHOD)
 
@@ -71,9 +68,8 @@ def eligible_quotes(
     # one pass (this runs for every quote): the candidates, whether they all offer the same
     # outcomes, and the span of their quote times
     for q in books.values():
-        if (q.odds is None or q.kind == EXCHANGE or q.book in NOT_CONSENSUS_INPUTS
-                or (check and is_suspended(q, suspend_all, suspend_book))):
-            continue
+        if not q.may_count or (check and is_suspended(q, suspend_all, suspend_book)):
+            continue  # no price, an exchange's market, not a consensus input (`BookQuote`); suspended
         ts = q.ts
         if not candidates:
             first, newest, oldest = q.selections, ts, ts
@@ -119,11 +115,11 @@ def consensus_inputs(eligible: Sequence[BookQuote]) -> tuple[str, int, list[Book
     at least MIN_BOOKS bookmakers make a consensus (published lines left out); fewer, the
     published line(s) of a source that is not a bookmaker; else the one bookmaker, whose numbers
     decide nothing but which line is main and are never shown."""
-    books = [q for q in eligible if q.book not in PUBLISHED_LINES]
+    books = [q for q in eligible if not q.published]
     if len(books) >= MIN_BOOKS:
         return "consensus", len(books), books
     if len(books) < len(eligible):
-        return "published_line", len(books), [q for q in eligible if q.book in PUBLISHED_LINES]
+        return "published_line", len(books), [q for q in eligible if q.published]
     return "too_few_books", len(books), books
 
 

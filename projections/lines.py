@@ -16,6 +16,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from domain.devig import hold as hold_of
+from schemas.bookmakers import NOT_CONSENSUS_INPUTS, PUBLISHED_LINES
+
+EXCHANGE = "exchange"  # the market kind whose quotes never count toward a consensus
 
 
 class BookQuote:
@@ -41,6 +44,12 @@ class BookQuote:
         # the default devig method's probabilities of `odds`, computed once per quote
         self.probabilities = probabilities
         self.ts = ts  # origin.source_ts, at hand for the window test
+        # derived from the above, not stored; `consensus.eligible_quotes` reads them for every
+        # book of a line on every quote, so they are worked out once per quote, here:
+        # whether it may count toward a consensus by what it is (a price, not an exchange's
+        # market, a book that is a consensus input; suspensions and the window are the line's)
+        self.may_count = odds is not None and kind != EXCHANGE and book not in NOT_CONSENSUS_INPUTS
+        self.published = book in PUBLISHED_LINES  # a published line's source, not a bookmaker
 
     def stored(self) -> tuple:
         return (self.book, self.book_name, self.kind, self.origin, self.outcomes, self.odds, self.selections,

@@ -14,8 +14,13 @@ SELECTION_ORDER = ("home", "away", "draw", "over", "under", "yes", "no")
 _RANK = {s: i for i, s in enumerate(SELECTION_ORDER)}
 
 
+def selection_rank(selection: str) -> int:
+    """A selection's place in SELECTION_ORDER (any other selection after them all)."""
+    return _RANK.get(selection, len(SELECTION_ORDER))
+
+
 def selection_key(selection: str) -> tuple[int, str]:
-    return (_RANK.get(selection, len(SELECTION_ORDER)), selection)
+    return (selection_rank(selection), selection)
 
 
 def line_key(point: Decimal | None) -> str:

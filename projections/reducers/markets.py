@@ -20,7 +20,7 @@ from projections.deltas import (
     MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
 )
 from projections.quote_event import QuoteEvent
-from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key
+from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key, selection_rank
 from projections.reducers.common import Owned, earliest, origin_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import GameState, MarketState, Origin, QuotedOutcome, Suspension
@@ -38,9 +38,14 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
     """A book's quote as consensus needs it: outcomes in canonical order, decimal odds and the
     default method's no-vig probabilities, or no odds when the quote cannot price the line."""
     ordered: tuple[QuotedOutcome, ...]
-    if len(outcomes) == 2:  # most lines: no sort, no key calls (the same order `sorted` gives)
+    if len(outcomes) == 2:  # most lines: no sort, no key tuples (the same order `sorted` gives)
         a, b = outcomes
-        ordered = (a, b) if _outcome_order(a) <= _outcome_order(b) else (b, a)
+        rank_a = selection_rank(a.selection)
+        rank_b = selection_rank(b.selection)
+        if rank_a != rank_b:
+            ordered = (a, b) if rank_a < rank_b else (b, a)
+        else:
+            ordered = (a, b) if a.selection <= b.selection else (b, a)
     else:
         ordered = tuple(sorted(outcomes, key=_outcome_order))
     names = []
@@ -72,12 +77,12 @@ def is_quote(e: object) -> bool:
     return t is QuoteEvent or t is PriceQuoted
 
 
-def book_quote(e: Quote, origin: Origin) -> BookQuote:
-    """The event's quote (`origin`: the event's, `origin_of(e)`)."""
+def book_quote(e: Quote, origin: Origin, point: Decimal | None) -> BookQuote:
+    """The event's quote (`origin`: the event's, `origin_of(e)`; `point`: its line's, as a Decimal)."""
     outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, decimal_of(o.price), o.price_format,
                               decimal_of(o.point))
                 for o in e.outcomes]
-    return make_quote(e.book, e.book_name, e.kind, origin, outcomes, e.market_type, decimal_of(e.point))
+    return make_quote(e.book, e.book_name, e.kind, origin, outcomes, e.market_type, point)
 
 
 def _new_market(game: GameState, e) -> MarketState:
@@ -133,7 +138,8 @@ def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, windo
     Decimal); whether anything changed.
     The market (copied first unless this fold owns it) and its quoted line (when this fold
     owns it; else a new line) change in place."""
-    quote = book_quote(e, origin_e)
+    quote = book_quote(e, origin_e, point)
+    book: str = e.book  # read once (a struct's attribute is a generic lookup from compiled code)
     # identity origin and name take every quote into account, stale ones included, so the
     # result does not depend on the order quotes arrive in
     origin = earliest(m.origin, quote.origin)
@@ -141,7 +147,7 @@ def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, windo
     if e.market_name is not None and (name is None or name[1] < quote.origin.stamp):
         name = (e.market_name, quote.origin.stamp)
     line = m.lines.get(key)
-    old = line.books.get(e.book) if line is not None else None
+    old = line.books.get(book) if line is not None else None
     if old is not None and not _older(old.origin, quote.origin):
         # older (or the same) quote: the newest one stands
         if origin is m.origin and name is m.name:
@@ -153,12 +159,12 @@ def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, windo
         m = _set(m, own, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
     if line is not None and own.has(line):
         if old is None:  # a new book: its place in book order
-            line.books = _books_with(line, e.book, quote)
+            line.books = _books_with(line, book, quote)
         else:
-            line.books[e.book] = quote
+            line.books[book] = quote
         line.consensus = line_consensus(line.books, m.suspend_all, m.suspend_book, window_us)
     else:
-        books = _books_with(line, e.book, quote)
+        books = _books_with(line, book, quote)
         new_line = own.add(LineState(point, books, line_consensus(books, m.suspend_all, m.suspend_book, window_us)))
         lines = m.lines
         lines[key] = new_line

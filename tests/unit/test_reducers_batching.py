@@ -188,3 +188,48 @@ def test_an_open_batch_rolled_back_leaves_states_and_offsets_as_they_were():
     # the same objects, unchanged: an open batch copies what it changes (copy-on-write)
     assert all(core.states[k] is states[k] for k in states)
     assert {k: msgspec.msgpack.encode(v, enc_hook=fields_of) for k, v in core.states.items()} == encoded
+
+
+def _moved_record_by_record(recs, tracking: dict) -> dict:
+    """The offsets rule one record at a time: a record at or below its partition's newest
+    offset is skipped; else the partition moves from where the batch found it to the record."""
+    moved: dict = {}
+    for r in recs:
+        tp = (r.topic, r.partition)
+        last = tracking.get(tp, -1)
+        if r.offset <= last:
+            continue
+        moved[tp] = (moved[tp][0] if tp in moved else last, r.offset)
+        tracking[tp] = r.offset
+    return moved
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 6))
+def test_a_batch_moves_each_partitions_offsets_as_record_by_record(chunk, again):
+    """`feed` keeps a run of one partition's offsets and writes them when the run ends: the
+    batch's (before, newest) per partition and the core's newest offsets are the per-record
+    rule's, with partitions interleaved and records already applied coming again."""
+    assert len({r.partition for r in RECS[:10]}) == 2  # runs of each partition are short
+    core = BatchCore(3600 * 1_000_000, publish=False)
+    fold = Fold()
+    tracking: dict = {}
+    moved: dict = {}
+    for i in range(0, len(RECS), chunk):
+        part = RECS[max(0, i - again):i] + RECS[i:i + chunk]
+        core.feed(fold, part)
+        for tp, (before, last) in _moved_record_by_record(part, tracking).items():
+            moved[tp] = (moved[tp][0] if tp in moved else before, last)
+        assert fold.tracking == moved and core.tracking == tracking
+        if len(moved) == 2 and i > len(RECS) // 2:
+            fold = Fold()  # a new batch starts from the offsets the last one reached
+            moved = {}
+
+
+def test_a_batch_of_records_already_applied_moves_nothing():
+    core = BatchCore(3600 * 1_000_000, publish=False)
+    core.fold(RECS[:50], datetime(2024, 1, 1, tzinfo=timezone.utc))
+    tracking = dict(core.tracking)
+    batch = core.fold(RECS[10:50], datetime(2024, 1, 1, tzinfo=timezone.utc))
+    assert batch.empty and batch.tracking == {} and batch.applied == 0
+    assert core.tracking == tracking
