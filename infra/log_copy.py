@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rocksdict import AccessType, DBRecoveryMode, Options, Rdict, WriteBatch, WriteOptions
 
-from infra.kafka_protocol import batch_count
+from infra.kafka_protocol import at_offset, batch_count
 
 LAYOUT = b"1"
 DIR = "log"
@@ -186,6 +186,31 @@ class LogCopy:
 
     def ends(self) -> dict[tuple[str, int], int]:
         return {(t, p): self.end(t, p) for t, n in self.partitions.items() for p in range(n)}
+
+    def read(self, topic: str, partition: int, offset: int, end: int, max_bytes: int) -> list[bytes]:
+        """The record batches a fetch at `offset` gets: the one holding `offset` and those after
+        it, below `end`, up to `max_bytes` (the first one whole even if bigger, KIP-74), each
+        with its base offset written in. One RocksDB seek (the batch with the largest base
+        <= offset): a fetch costs the same on a long partition as on a short one."""
+        prefix = _prefix(topic, partition)
+        it = self.db.iter()
+        it.seek_for_prev(prefix + _OFFSET.pack(offset))
+        out: list[bytes] = []
+        size = 0
+        while it.valid():
+            key = it.key()
+            if not key.startswith(prefix):
+                break
+            base = _OFFSET.unpack_from(key, len(prefix))[0]
+            if base >= end:
+                break
+            batch = it.value()
+            if out and size + len(batch) > max_bytes:
+                break
+            out.append(at_offset(batch, base))
+            size += len(batch)
+            it.next()
+        return out
 
     def batches(self, topic: str, partition: int) -> Iterator[tuple[int, bytes]]:
         """(base offset, record batch) of a partition in log order, checked: no gap, no overlap,

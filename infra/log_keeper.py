@@ -11,13 +11,16 @@
 4. only then listen on the public port: nobody (producer, projector, API) sees the broker
    before it holds the whole log, on the first start and after a restart alike.
 
-Clients talk to the public port; every request goes to tansu unchanged except produce: its
-record batches are assigned the offsets tansu will give them (the keeper is the only way in,
+Clients talk to the public port; every request goes to tansu unchanged except delete topics,
+fetch (below) and produce: its record batches are assigned the offsets tansu will give them (the keeper is the only way in,
 and produces are handled one at a time) and written to the copy's write-ahead log, then
 forwarded while the copy is synced (fsync); the acknowledgement reaches the producer only
 after both, and after tansu confirmed those offsets. So an acknowledged record is on disk, and
 a consumer never reads a record that a crash of our processes could lose: tansu gets it only
 once it is written to the file. A refused produce is taken back out of the copy.
+
+Fetch requests (v11, what aiokafka sends) are answered from the copy, up to each partition's
+acknowledged end, instead of by tansu, whose fetch cost grows with the log (docs/log.md).
 """
 
 from __future__ import annotations
@@ -146,6 +149,8 @@ class Keeper:
         self.admin: kp.Client | None = None
         self.failed: asyncio.Future = asyncio.get_running_loop().create_future()
         self.connections: set[asyncio.Task] = set()
+        self.unkept: dict[str, int] = {}  # partition counts of topics the copy does not hold yet
+        self.appended: asyncio.Future = asyncio.get_running_loop().create_future()
 
     def fail(self, exc: BaseException) -> None:
         if not self.failed.done():
@@ -160,17 +165,35 @@ class Keeper:
             self.fail(Fatal(f"broker does not answer: {exc}"))
             writer.close()
             return
+        # one slot per request, in request order: a Kafka client matches responses to its
+        # requests by their order on the connection, and a fetch answered here can be ready
+        # before (or after) the broker's answer to an earlier request
+        slots: asyncio.Queue[asyncio.Future] = asyncio.Queue()
         pending: dict[int, asyncio.Future] = {}
         pump = asyncio.create_task(self._pump(up_reader, writer, pending))
+        respond = asyncio.create_task(self._respond(writer, slots))
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 body = await kp.read_frame(reader)
                 api_key, version, corr = kp.request_head(body)
+                if api_key == kp.FETCH and version in kp.FETCH_VERSIONS:
+                    request = kp.decode_fetch(body)
+                    if not request.session:
+                        slots.put_nowait(asyncio.ensure_future(self._fetch(request, corr)))
+                        continue
                 if api_key == kp.PRODUCE:
-                    await self._produce(body, version, corr, up_writer, writer, pending)
+                    slot = loop.create_future()
+                    slots.put_nowait(slot)
+                    await self._produce(body, version, corr, up_writer, slot, pending)
                 elif api_key == kp.DELETE_TOPICS:
-                    await self._delete_topics(body, corr, up_writer, writer, pending)
+                    slot = loop.create_future()
+                    slots.put_nowait(slot)
+                    await self._delete_topics(body, corr, up_writer, slot, pending)
                 else:
+                    slot = loop.create_future()
+                    pending[corr] = slot
+                    slots.put_nowait(slot)
                     up_writer.write(kp.frame(body))
                     await up_writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, kp.ProtocolError) as exc:
@@ -180,26 +203,110 @@ class Keeper:
             self.fail(exc)
         finally:
             pump.cancel()
+            respond.cancel()
+            while not slots.empty():  # fetches still waiting for records
+                slots.get_nowait().cancel()
             for w in (writer, up_writer):
                 w.close()
             self.connections.discard(task)
 
+    async def _respond(self, writer, slots: asyncio.Queue) -> None:
+        """Responses to the client in request order, each when it is ready."""
+        slot = None
+        try:
+            while True:
+                slot = await slots.get()
+                body = await slot
+                if body is not None:  # a produce with acks=0 has none
+                    writer.write(kp.frame(body))
+                    await writer.drain()
+        except asyncio.CancelledError:
+            if slot is not None:  # the connection ended: a fetch waiting for records stops too
+                slot.cancel()
+            raise
+        except ConnectionError:
+            writer.close()
+        except Exception:  # a fetch that failed: the client reconnects and asks again
+            log.exception("closing a connection")
+            writer.close()
+
     async def _pump(self, up_reader, writer, pending: dict[int, asyncio.Future]) -> None:
-        """Broker -> client, in order; a produce's response goes to its waiting handler instead."""
+        """Broker -> the slot of the request each response answers."""
         try:
             while True:
                 body = await kp.read_frame(up_reader)
                 fut = pending.pop(kp.correlation_id(body), None)
-                if fut is not None:
+                if fut is None:
+                    raise kp.ProtocolError(f"the broker answered request {kp.correlation_id(body)}, which it was not sent")
+                if not fut.done():
                     fut.set_result(body)
-                    continue
-                writer.write(kp.frame(body))
-                await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, kp.ProtocolError) as exc:
             for fut in pending.values():
                 if not fut.done():
                     fut.set_exception(ConnectionError(f"broker connection ended: {exc!r}"))
             writer.close()
+
+    # ---- fetch: served from the copy ---------------------------------------------------------
+
+    async def _fetch_partitions(self, topic: str) -> int | None:
+        """Partitions of a topic a consumer may fetch: the copy's count, else the broker's (a
+        topic created but not yet produced to), remembered until the topic is deleted."""
+        count = self.copy.partitions.get(topic) or self.unkept.get(topic)
+        if count is None:
+            count = await self.admin.partition_count(topic, create=False)  # a fetch creates nothing
+            if count is not None:
+                self.unkept[topic] = count
+        return count
+
+    def _read(self, request: kp.Fetch, counts: dict[str, int | None]):
+        """(response topics, bytes of records, whether any partition answers an error)."""
+        budget = request.max_bytes
+        size, errors, topics = 0, False, []
+        for topic, partitions in request.topics:
+            count = counts[topic]
+            answers = []
+            for partition, offset, max_bytes in partitions:
+                if count is None or not 0 <= partition < count:
+                    answers.append((partition, kp.UNKNOWN_TOPIC_OR_PARTITION, -1, b""))
+                    errors = True
+                    continue
+                end = self.ends.get((topic, partition), 0)
+                if not 0 <= offset <= end:
+                    answers.append((partition, kp.OFFSET_OUT_OF_RANGE, end, b""))
+                    errors = True
+                    continue
+                batches = []
+                if offset < end and budget > 0:
+                    batches = self.copy.read(topic, partition, offset, end, min(max_bytes, budget))
+                records = b"".join(batches)
+                budget -= len(records)
+                size += len(records)
+                answers.append((partition, 0, end, records))
+            topics.append((topic, answers))
+        return topics, size, errors
+
+    async def _fetch(self, request: kp.Fetch, corr: int) -> bytes:
+        """Records up to the acknowledged end of each partition (a produce the broker refused,
+        taken back out of the copy, is never seen); below min_bytes, wait for a produce to one of
+        the partitions or for max_wait."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + request.max_wait_ms / 1000
+        counts = {topic: await self._fetch_partitions(topic) for topic, _ in request.topics}
+        tps = [(topic, p) for topic, partitions in request.topics for p, _, _ in partitions]
+        while True:
+            seen = [self.ends.get(tp) for tp in tps]
+            topics, size, errors = self._read(request, counts)
+            remaining = deadline - loop.time()
+            if size >= request.min_bytes or errors or remaining <= 0:
+                return kp.fetch_response(corr, request.version, topics)
+            while [self.ends.get(tp) for tp in tps] == seen and remaining > 0:
+                await asyncio.wait({self.appended}, timeout=remaining)
+                remaining = deadline - loop.time()
+
+    def _appended(self) -> None:
+        """Wake fetches waiting for records: the acknowledged ends moved."""
+        self.appended.set_result(None)
+        self.appended = asyncio.get_running_loop().create_future()
 
     async def _partition_count(self, topic: str) -> int | None:
         count = self.copy.partitions.get(topic)
@@ -220,19 +327,20 @@ class Keeper:
         except (asyncio.TimeoutError, ConnectionError) as exc:
             raise Fatal(f"broker gave no answer: {exc!r}") from exc
 
-    async def _delete_topics(self, body: bytes, corr: int, up_writer, writer, pending) -> None:
+    async def _delete_topics(self, body: bytes, corr: int, up_writer, slot, pending) -> None:
         """A deleted topic leaves the copy too (else a restart would bring it back)."""
         request = kp.decode_delete_topics(body)
         async with self.produce_lock:
             response = await self._exchange(body, corr, up_writer, pending)
             for topic, error in kp.decode_delete_topics_response(request, response).items():
+                if error == 0:
+                    self.unkept.pop(topic, None)
                 if error == 0 and topic in self.copy.partitions:
-                    await asyncio.to_thread(self.copy.drop, topic)
                     self.ends = {tp: end for tp, end in self.ends.items() if tp[0] != topic}
-        writer.write(kp.frame(response))
-        await writer.drain()
+                    await asyncio.to_thread(self.copy.drop, topic)
+        slot.set_result(response)
 
-    async def _produce(self, body: bytes, version: int, corr: int, up_writer, writer, pending) -> None:
+    async def _produce(self, body: bytes, version: int, corr: int, up_writer, slot, pending) -> None:
         request = kp.decode_produce(body)
         async with self.produce_lock:
             entries: list[tuple[str, int, int, bytes]] = []
@@ -262,6 +370,8 @@ class Keeper:
                 if synced is not None:
                     await synced
                 self.ends = ends
+                self._appended()
+                slot.set_result(None)
                 return
             try:
                 response = await self._exchange(body, corr, up_writer, pending)
@@ -283,8 +393,8 @@ class Keeper:
             if refused:
                 await asyncio.to_thread(self.copy.remove, refused)
             self.ends = ends
-        writer.write(kp.frame(response))
-        await writer.drain()
+            self._appended()
+        slot.set_result(response)
 
 
 async def keep(data_dir: Path, host: str, port: int, broker_log: Path | None) -> int:
