@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, settings as hypothesis_settings
 from infra.broker import start_broker
 from infra.db import wait_for_database
 from infra.migrate import migrate
+from infra.net import free_port, wait_port
 from infra.postgres import database_url as embedded_url
 from infra.postgres import start_postgres
 from infra.settings import Settings, load_settings
@@ -111,7 +113,17 @@ def with_database(url: str, name: str) -> str:
 
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory) -> str:
-    proc, port = start_broker(log_path=tmp_path_factory.mktemp("broker") / "tansu.log")
+    """A bare tansu; SVC_TEST_BROKER=keeper: tansu behind the log keeper, as `svc up` runs it
+    (every fetch and produce of the tests then goes through the keeper)."""
+    where = tmp_path_factory.mktemp("broker")
+    if os.environ.get("SVC_TEST_BROKER") == "keeper":
+        port = free_port()
+        with open(where / "keeper.log", "ab") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "infra.log_keeper", "--data-dir", str(where),
+                                     "--port", str(port)], stderr=out)
+        wait_port("127.0.0.1", port, 60, lambda: proc.poll() is None)
+    else:
+        proc, port = start_broker(log_path=where / "tansu.log")
     yield f"127.0.0.1:{port}"
     proc.terminate()
     try:
