@@ -8,12 +8,16 @@
 - `svc up` to healthy on a data dir whose log holds LOG_EVENTS events (`SVC_BENCH_LOG_EVENTS`,
   default 1,000,000), over the same restart with an empty log. (The projector then resumes
   from its tracking rows; the e2e tests show it does not rebuild.)
+- fetch at the tail of a partition of FETCH_LONG record batches over the same fetch on one of
+  FETCH_SHORT batches, through the keeper (served from its copy) and straight from tansu (what
+  every fetch cost before the keeper served them: tansu lists each stored batch on a fetch).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,7 +29,10 @@ import httpx
 import msgspec
 
 from infra.broker import start_broker
-from infra.kafka_protocol import Client
+from aiokafka.protocol.fetch import FetchRequest_v11
+from aiokafka.record.default_records import DefaultRecordBatchBuilder
+
+from infra.kafka_protocol import Client, produce_request
 from infra.log_copy import LogCopy
 from infra.log_keeper import restore
 from infra.net import free_port, wait_port
@@ -37,15 +44,28 @@ from tests.perf.bench_ingest import BOOKS, GAMES, _ingest_once, _raw_once, inges
 from tests.perf.run import BenchContext, Figure
 
 ROUNDS = 3
+FETCH_SHORT, FETCH_LONG = 2_000, 200_000  # one-record batches in the partition
+FETCHES = 200
+TANSU_FETCHES = 15  # ~0.8 s each on the long partition
 LOG_EVENTS = int(os.environ.get("SVC_BENCH_LOG_EVENTS", "1000000"))
 
 
 class Keeper:
     def __init__(self, data_dir: Path) -> None:
         self.port = free_port()
-        self.proc = subprocess.Popen([sys.executable, "-m", "infra.log_keeper", "--data-dir", str(data_dir),
-                                      "--port", str(self.port)], stderr=subprocess.DEVNULL)
+        self.log = data_dir.parent / f"{data_dir.name}-keeper.log"
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "infra.log_keeper", "--data-dir", str(data_dir),
+                                          "--port", str(self.port)], stderr=out)
         wait_port("127.0.0.1", self.port, 60, lambda: self.proc.poll() is None)
+
+    def broker_port(self) -> int:
+        """tansu's private port, from the keeper's log line `listening on ... (broker on N)`."""
+        deadline = time.monotonic() + 10
+        while not (found := re.search(r"\(broker on (\d+)\)", self.log.read_text())):
+            assert time.monotonic() < deadline, self.log.read_text()
+            time.sleep(0.02)
+        return int(found.group(1))
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -164,11 +184,55 @@ def _to_healthy(data_dir: Path) -> float:
         up.stop()
 
 
+# ---- fetch on a long partition --------------------------------------------------------------
+
+
+def _one_record_batch(i: int) -> bytes:
+    builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, -1, 1 << 20)
+    builder.append(0, 1_700_000_000_000 + i, f"game-{i % 500}".encode(), b"x" * 200, [("event_id", str(i).encode())])
+    return bytes(builder.build())
+
+
+async def _tail_fetch_ms(client: Client, topic: str, end: int, fetches: int = FETCHES) -> float:
+    """Median ms of a fetch of the partition's last record (as aiokafka asks: Fetch v11, 1 MiB)."""
+    request = FetchRequest_v11(-1, 100, 1, 50 << 20, 0, 0, -1, [(topic, [(0, -1, end - 1, -1, 1 << 20)])], [], "")
+    times = []
+    for _ in range(fetches):
+        started = time.perf_counter()
+        response = await client.request(request)
+        times.append(time.perf_counter() - started)
+        assert response.topics[0][1][0][2] == end, response  # the high watermark
+    return sorted(times)[len(times) // 2] * 1000
+
+
+async def _fetch_costs(ctx: BenchContext, batches: int) -> tuple[float, float]:
+    """(through the keeper, straight from tansu) median ms of a tail fetch on a partition of
+    `batches` one-record batches, produced through the keeper (1,000 batches a request)."""
+    data_dir = ctx.workdir / f"fetch-{batches}"
+    keeper = Keeper(data_dir)
+    try:
+        client = await Client.connect("127.0.0.1", keeper.port)
+        broker = await Client.connect("127.0.0.1", keeper.broker_port())
+        topic = "fetch.bench"
+        await client.create_topic(topic, 1)
+        for start in range(0, batches, 1000):
+            records = b"".join(_one_record_batch(i) for i in range(start, min(start + 1000, batches)))
+            response = await client.request(produce_request([(topic, 0, records)]))
+            assert response.topics[0][1][0][1] == 0, response
+        ours, theirs = await _tail_fetch_ms(client, topic, batches), await _tail_fetch_ms(broker, topic, batches, TANSU_FETCHES)
+        await client.close()
+        await broker.close()
+        return ours, theirs
+    finally:
+        keeper.stop()
+
+
 async def run(ctx: BenchContext) -> list[Figure]:
     path = ctx.workdir / "odds_season.json"
     path.write_bytes(odds_response())
     batches = ingest_batches(path)  # the events as ingest batches and sends them, for the bare producer
     events = [e for b in batches for e in b]
+    (short_ours, short_tansu), (long_ours, long_tansu) = [await _fetch_costs(ctx, n) for n in (FETCH_SHORT, FETCH_LONG)]
     raws, bare, kept, data_dir = [], [], [], None
     for i in range(ROUNDS):  # the box is shared: alternate the three, best of each
         raws.append(await _raw_once(ctx, batches))
@@ -193,6 +257,8 @@ async def run(ctx: BenchContext) -> list[Figure]:
             "batches per partition, gathered, acks=all")
     scale = (f"{kept_records:,} records kept ({ingested:,} events ingested); restart of a stopped stack "
              "(Postgres created on the first start); healthy: GET /health ok, the log restored")
+    fetch_what = (f"median of {FETCHES} fetches of a partition's last record (Fetch v11, 1 MiB), one partition of "
+                  "one-record batches (~300 bytes) produced 1,000 a request; served from the keeper's copy")
     if LOG_EVENTS < 1_000_000:
         scale += f"; a smaller log than 1,000,000 events (SVC_BENCH_LOG_EVENTS={LOG_EVENTS})"
     return [
@@ -206,4 +272,10 @@ async def run(ctx: BenchContext) -> list[Figure]:
                f"{records:,} records; kept batches merged up to 1 MiB; best of {ROUNDS}"),
         Figure("svc up to healthy, large kept log", health, "s",
                "svc up to healthy, empty log", base_health, None, scale),
+        Figure(f"fetch the tail through the keeper, {FETCH_LONG:,} batches", long_ours, "ms",
+               f"the same, {FETCH_SHORT:,} batches", short_ours, "~1 (flat)", fetch_what),
+        Figure(f"fetch the tail from tansu directly, {FETCH_LONG:,} batches", long_tansu, "ms",
+               f"the same, {FETCH_SHORT:,} batches", short_tansu, None,
+               f"median of {TANSU_FETCHES}; what each fetch cost before the keeper served them; {FETCH_SHORT:,} batches: {short_tansu:.2f} ms "
+               f"from tansu, {short_ours:.2f} ms through the keeper"),
     ]
