@@ -28,6 +28,18 @@ def make_producer(settings: Settings, **overrides) -> AIOKafkaProducer:
     return AIOKafkaProducer(**options)
 
 
+# the fetch wait of a consumer waiting for new records from a broker that answers a waiting
+# fetch when records arrive (Settings.broker_long_poll): the wait then bounds only how long an
+# idle consumer's fetch stays open, not how late a record is seen. Kafka's own default.
+LONG_POLL_WAIT_MS = 500
+
+
+def wait_for_new_ms(settings: Settings, short_ms: int) -> int:
+    """The fetch wait for a consumer that waits for new records: `short_ms` (a poll, what a
+    broker that answers only when the wait ends needs) unless the broker long-polls."""
+    return LONG_POLL_WAIT_MS if settings.broker_long_poll else short_ms
+
+
 def make_consumer(settings: Settings, *topics: str, **overrides) -> AIOKafkaConsumer:
     """A consumer that reads from the start and never commits on its own."""
     options = dict(

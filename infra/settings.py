@@ -48,9 +48,15 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     # its partitions back to the bulk path in-process, until it is at the head again
     live_far_behind: Annotated[int, msgspec.Meta(ge=1)] = 10_000
     # the fetch wait (ms) the live path (faust) starts with; None: projections.faust_adapter's
-    # FETCH_MAX_WAIT_MS (10, the reasons there). The projector widens it while fetches come back
+    # FETCH_MAX_WAIT_MS (10, the reasons there), or infra.kafka.LONG_POLL_WAIT_MS (500) where the
+    # broker long-polls (broker_long_poll). The projector widens it while fetches come back
     # without records though the log holds more (runner.Projector.keep_up)
     live_fetch_wait_ms: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    # the broker answers a waiting fetch as soon as records arrive (Kafka does, and so does the
+    # log keeper `svc up` runs, which sets this for its children; a bare tansu does not): the
+    # consumers that wait for new records (the live path, the Wire's fan-out) then ask for long
+    # waits (infra.kafka.LONG_POLL_WAIT_MS) instead of the short polls that cost idle CPU
+    broker_long_poll: bool = False
     # rebuild and verify: worker processes that replay partitions in parallel (0: one per core;
     # 1: replay in the calling process), used once at least `replay_parallel_min` records are
     # to be replayed (starting workers costs about a second)
@@ -159,6 +165,7 @@ ENV_VARS: dict[str, str] = {
     "SVC_CATCH_UP_BATCH": "catch_up_batch",
     "SVC_LIVE_FAR_BEHIND": "live_far_behind",
     "SVC_LIVE_FETCH_WAIT_MS": "live_fetch_wait_ms",
+    "SVC_BROKER_LONG_POLL": "broker_long_poll",
     "SVC_REPLAY_WORKERS": "replay_workers",
     "SVC_REPLAY_PARALLEL_MIN": "replay_parallel_min",
     "SVC_INGEST_WORKER": "ingest_worker",

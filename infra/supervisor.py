@@ -83,6 +83,7 @@ class Supervisor:
         self.stopping = False
         self.broker_address = settings.kafka_bootstrap
         self.database_url = settings.database_url
+        self.long_poll = settings.broker_long_poll  # set for the children when we run the keeper
 
     # ---- set-up ------------------------------------------------------------------------------
 
@@ -111,6 +112,8 @@ class Supervisor:
         )
         if self.settings.redis_url:
             env["REDIS_URL"] = self.settings.redis_url
+        if self.long_poll:
+            env["SVC_BROKER_LONG_POLL"] = "true"
         return env
 
     def _plan(self) -> None:
@@ -124,6 +127,9 @@ class Supervisor:
             # the log keeper: tansu behind a proxy that keeps its log in <data-dir>/log
             self._add(Child("broker", [py, "-m", "infra.log_keeper", "--data-dir", str(self.data_dir),
                                        "--port", str(port)], dict(os.environ)))
+            # the keeper answers a waiting fetch when an acknowledged produce lands (docs/log.md):
+            # the live path and the fan-out wait long instead of polling it
+            self.long_poll = True
         if not s.database_url:
             pgdata = self.data_dir / "pg" / "data"
             user = init_cluster(pgdata)

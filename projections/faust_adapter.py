@@ -9,7 +9,8 @@ have no public API; each is met here and nowhere else:
    and no setting to change it. The embedded broker (tansu) does not answer a waiting fetch when
    records arrive, so that wait is the live latency floor there (measured: p50 450 ms at 1500,
    27 ms at 100, 2 ms at 5); shorter waits cost idle CPU (empty fetches: ~20% of a core at 5 ms),
-   hence 10. Relies on: `AIOKafkaConsumerThread._create_worker_consumer(transport)` building the
+   hence 10 (500 where the broker answers a waiting fetch on arrival, as the log keeper does:
+   `infra.kafka.wait_for_new_ms`). Relies on: `AIOKafkaConsumerThread._create_worker_consumer(transport)` building the
    consumer, `Consumer._new_consumer_thread()` choosing the thread class, the transport alias
    registry `faust.transport.drivers.TRANSPORTS.aliases`, and aiokafka's consumer reading
    `_fetch_max_wait_ms` when it starts (it hands it to its fetcher).

@@ -22,8 +22,9 @@ from typing import Awaitable, Callable, Mapping
 
 import faust
 
+from infra.kafka import wait_for_new_ms
 from infra.settings import Settings
-from projections.faust_adapter import broker_url, commit_offsets, start_fetch_wait
+from projections.faust_adapter import FETCH_MAX_WAIT_MS, broker_url, commit_offsets, start_fetch_wait
 from projections.live_batches import LiveBatches
 from projections.projector import DatasetProjector
 
@@ -59,8 +60,7 @@ def build_app(
         stream_buffer_maxsize=TAKE_MAX * 2,
         autodiscover=False,
     )
-    if settings.live_fetch_wait_ms is not None:
-        start_fetch_wait(app, settings.live_fetch_wait_ms)
+    start_fetch_wait(app, settings.live_fetch_wait_ms or wait_for_new_ms(settings, FETCH_MAX_WAIT_MS))
     by_topic = {topic: p for p in projectors.values() for topic in p.topics}
 
     @app.on_rebalance_complete.connect

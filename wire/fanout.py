@@ -23,7 +23,7 @@ import msgspec
 from aiokafka.errors import KafkaError
 
 from infra.aiokafka_adapter import partitions_of
-from infra.kafka import make_consumer
+from infra.kafka import make_consumer, wait_for_new_ms
 from infra.settings import Settings
 from projections.log_ends import high_watermarks
 from schemas.datasets import DATASETS, WIRE_DELTAS, topic_name
@@ -429,7 +429,8 @@ class DeltaFanout:
             self._task = asyncio.create_task(self._run(consumer), name="wire-fanout")
 
     async def _connect(self):
-        consumer = make_consumer(self._settings, fetch_max_wait_ms=20, auto_offset_reset="latest")
+        consumer = make_consumer(self._settings, fetch_max_wait_ms=wait_for_new_ms(self._settings, 20),
+                                 auto_offset_reset="latest")
         try:
             # started inside the try (the rule of infra/kafka.py's `started` and `start_or_stop`,
             # here with the seeks too, since the consumer is kept past this call): a start that
