@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,12 +20,12 @@ from hypothesis import HealthCheck, settings as hypothesis_settings
 from infra.broker import start_broker
 from infra.db import wait_for_database
 from infra.migrate import migrate
-from infra.net import free_port, wait_port
 from infra.postgres import database_url as embedded_url
 from infra.postgres import start_postgres
 from infra.settings import Settings, load_settings
 from infra.topics import ensure_topics
 import projections  # noqa: F401  (its import guards against a stale compiled fold)
+from tests.support.processes import start_keeper
 
 # Hypothesis's per-example deadline (200 ms) and its "too slow" health check measure wall time,
 # which on a loaded 2-core CI box says more about the neighbours than about the code: a property
@@ -117,11 +116,7 @@ def broker(tmp_path_factory) -> str:
     (every fetch and produce of the tests then goes through the keeper)."""
     where = tmp_path_factory.mktemp("broker")
     if os.environ.get("SVC_TEST_BROKER") == "keeper":
-        port = free_port()
-        with open(where / "keeper.log", "ab") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "infra.log_keeper", "--data-dir", str(where),
-                                     "--port", str(port)], stderr=out)
-        wait_port("127.0.0.1", port, 60, lambda: proc.poll() is None)
+        proc, port = start_keeper(where, where / "keeper.log")
     else:
         proc, port = start_broker(log_path=where / "tansu.log")
     yield f"127.0.0.1:{port}"

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
-import sys
 import time
 
 import msgspec
 import pytest
 
-from infra.net import free_port, wait_port
 from infra.topics import ensure_topics
 from tests.support import projection_events as ev
+from tests.support.processes import start_keeper
 from tests.support.projection_harness import caught_up, start_projector
 
 WAIT_MS = 10_000
@@ -29,11 +27,7 @@ RECORDS = 8
 @pytest.fixture
 def kept(tmp_path):
     """A log keeper of its own (tansu behind it), as `svc up` runs it."""
-    port = free_port()
-    with open(tmp_path / "keeper.log", "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "infra.log_keeper", "--data-dir", str(tmp_path / "kept"),
-                                 "--port", str(port)], stderr=out)
-    wait_port("127.0.0.1", port, 60, lambda: proc.poll() is None)
+    proc, port = start_keeper(tmp_path / "kept", tmp_path / "keeper.log")
     yield f"127.0.0.1:{port}"
     proc.terminate()
     proc.wait(10)

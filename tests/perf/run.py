@@ -36,6 +36,7 @@ from infra.migrate import migrate
 from infra.postgres import database_url as embedded_url
 from infra.postgres import start_postgres
 from infra.settings import Settings, load_settings
+from tests.support.processes import start_keeper
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,7 +133,13 @@ async def bench_stack(prefix: str, **options) -> AsyncIterator[BenchContext]:
     """A broker and a database (DATABASE_URL's server, or an embedded one) in a fresh work dir,
     as a BenchContext; both stopped on the way out. `make bench` and the side probes share it."""
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
-    broker, port = start_broker(log_path=workdir / "tansu.log")
+    if os.environ.get("SVC_BENCH_BROKER") == "keeper":
+        # what `svc up` runs: tansu behind the log keeper, whose children wait for new records
+        # instead of polling (the projectors the benches start inherit this environment)
+        broker, port = start_keeper(workdir / "kept", workdir / "keeper.log")
+        os.environ["SVC_BROKER_LONG_POLL"] = "true"
+    else:
+        broker, port = start_broker(log_path=workdir / "tansu.log")
     pg_proc = None
     try:
         pg_server = os.environ.get("DATABASE_URL")
