@@ -282,19 +282,9 @@ def event_problem(event: Any, quote_numbers_checked: bool = False) -> str | None
                 if len(value) > limit:
                     return f"{field} is {len(value)} characters long (at most {limit})"
                 strings.append(value)
-    for i, field, low, high in plan.ints:
-        value = values[i]
-        if value is not None and not low <= value <= high:
-            return int_problem(value, field, low, high)
-    for i, field in plan.times:
-        value = values[i]
-        if value is not None and not YEAR_MIN <= value.year <= YEAR_MAX:
-            return year_problem(value, field)
     market_type = getattr(event, "market_type", "")
-    for i, _ in () if quote_numbers_checked else plan.decimals:
-        value = values[i]
-        if value is not None and not point_ok(value, market_type):
-            return point_problem(value, market_type)
+    if problem := _field_numbers_problem(plan, values, market_type, quote_numbers_checked):
+        return problem
     for i, field in plan.lists:
         items = values[i]
         if len(items) > _LIST_MAX:
@@ -394,6 +384,22 @@ def _texts_known(plan: _Plan, values: tuple) -> bool:
 def _numbers_problem(event: Any, plan: _Plan, values: tuple, quote_numbers_checked: bool) -> str | None:
     """`event_problem` of an event whose texts are all known good (`_texts_known`): its checks
     that are not of texts, in its order."""
+    market_type = getattr(event, "market_type", "")
+    problem = _field_numbers_problem(plan, values, market_type, quote_numbers_checked)
+    if problem is not None or quote_numbers_checked:
+        return problem
+    for i, field in plan.lists:
+        if field == "outcomes":
+            for item in values[i]:
+                if problem := _outcome_number_problem(item, market_type):
+                    return problem
+    return None
+
+
+def _field_numbers_problem(plan: _Plan, values: tuple, market_type: str, quote_numbers_checked: bool) -> str | None:
+    """The checks of an event's own number and time fields (not its lists'), in the order both
+    `event_problem` and `_numbers_problem` run them: integers, times, then decimal points unless
+    the adapter checked them (`quote_numbers_checked`)."""
     for i, field, low, high in plan.ints:
         value = values[i]
         if value is not None and not low <= value <= high:
@@ -402,18 +408,10 @@ def _numbers_problem(event: Any, plan: _Plan, values: tuple, quote_numbers_check
         value = values[i]
         if value is not None and not YEAR_MIN <= value.year <= YEAR_MAX:
             return year_problem(value, field)
-    if quote_numbers_checked:
-        return None
-    market_type = getattr(event, "market_type", "")
-    for i, _ in plan.decimals:
+    for i, _ in () if quote_numbers_checked else plan.decimals:
         value = values[i]
         if value is not None and not point_ok(value, market_type):
             return point_problem(value, market_type)
-    for i, field in plan.lists:
-        if field == "outcomes":
-            for item in values[i]:
-                if problem := _outcome_number_problem(item, market_type):
-                    return problem
     return None
 
 
