@@ -17,21 +17,12 @@ from infra.db import connect
 from projections.lag import group_name
 from schemas.datasets import FEED_TOPICS, topic_name
 from tests.support import projection_events as ev
-from tests.support.projection_harness import TopicPartition, caught_up, start_projector
+from tests.support.projection_harness import TopicPartition, caught_up, log_shows, start_projector
 
 FAR_BEHIND = 1_000
 GAMES = 12
 BOOKS = [f"book{i}" for i in range(4)]
 ROUNDS = 60  # 8,640 quotes a burst: faust has read only part of it when the bulk path takes over
-
-
-async def _log_count(log, text: str, n: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if log.read_text().count(text) >= n:
-            return True
-        await asyncio.sleep(0.1)
-    return False
 
 
 async def _group_committed_to_ends(settings, timeout: float) -> dict:
@@ -64,7 +55,7 @@ async def test_faust_commits_every_feed_partition_again_after_a_hand_back(settin
     hold = await connect(settings.database_url)
     try:
         assert await caught_up(settings, 60), log.read_text()[-3000:]
-        assert await _log_count(log, "resuming at the tracked offsets", 1, 30), log.read_text()[-3000:]
+        assert await log_shows(log, "resuming at the tracked offsets", 30), log.read_text()[-3000:]
         # the live path held back (no batch commits while the tracking table is locked) under a
         # burst it reads only part of before the hand-back pauses it
         tx = hold.transaction()
@@ -72,10 +63,10 @@ async def test_faust_commits_every_feed_partition_again_after_a_hand_back(settin
         await hold.execute("LOCK TABLE live.tracking IN EXCLUSIVE MODE")
         try:
             await ev.publish(settings, ev.season_quotes(games, BOOKS, ROUNDS, seed=3, first_minute=1, tag="burst"))
-            assert await _log_count(log, "handing it to the bulk path", 1, 30), log.read_text()[-3000:]
+            assert await log_shows(log, "handing it to the bulk path", 30), log.read_text()[-3000:]
         finally:
             await tx.rollback()
-        assert await _log_count(log, "back to the live path at the head", 1, 60), log.read_text()[-3000:]
+        assert await log_shows(log, "back to the live path at the head", 60), log.read_text()[-3000:]
         # every feed topic gets a record on each partition after the hand-back, for the live path
         players = [ev.player(f"p{i}", f"Player {i}") for i in range(8)]
         teams = [ev.team(f"T{i}", f"Team {i}") for i in range(8)]
@@ -148,7 +139,7 @@ async def test_the_live_path_widens_its_fetch_wait_until_a_long_partition_answer
     try:
         await _publish_one_record_batches(settings, quotes)
         assert await caught_up(settings, 60), log.read_text()[-3000:]
-        assert await _log_count(log, "resuming at the tracked offsets", 1, 30), log.read_text()[-3000:]
+        assert await log_shows(log, "resuming at the tracked offsets", 30), log.read_text()[-3000:]
         players = [ev.player(f"p{i}", f"Player {i}") for i in range(8)]
         teams = [ev.team(f"T{i}", f"Team {i}") for i in range(8)]
         await ev.publish(settings, [*players, *teams,

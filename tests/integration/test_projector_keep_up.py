@@ -10,20 +10,12 @@ import signal
 
 from infra.db import connect
 from tests.support import projection_events as ev
-from tests.support.projection_harness import caught_up, seq_runs, start_projector, verified, wire_deltas
+from tests.support.projection_harness import caught_up, log_shows, seq_runs, start_projector, verified, wire_deltas
 
 FAR_BEHIND = 1_000
 GAMES = 12
 BOOKS = [f"book{i}" for i in range(4)]
 ROUNDS = 20  # 12 games x 4 books x 3 markets x 20 rounds = 2,880 quotes a burst, well past FAR_BEHIND
-
-
-async def _log_has(log, text: str, timeout: float) -> bool:
-    for _ in range(int(timeout / 0.1)):
-        if text in log.read_text():
-            return True
-        await asyncio.sleep(0.1)
-    return False
 
 
 async def test_a_live_path_far_behind_goes_to_the_bulk_path_and_back(settings, topics, tmp_path):
@@ -34,7 +26,7 @@ async def test_a_live_path_far_behind_goes_to_the_bulk_path_and_back(settings, t
     hold = await connect(settings.database_url)
     try:
         assert await caught_up(settings, 60), log.read_text()[-3000:]
-        assert await _log_has(log, "resuming at the tracked offsets", 30), log.read_text()[-3000:]
+        assert await log_shows(log, "resuming at the tracked offsets", 30), log.read_text()[-3000:]
         # Hold the live path back for certain, whatever this machine's speed: no batch can commit
         # while the tracking table is locked, so the burst piles up behind faust's agent.
         tx = hold.transaction()
@@ -42,10 +34,10 @@ async def test_a_live_path_far_behind_goes_to_the_bulk_path_and_back(settings, t
         await hold.execute("LOCK TABLE live.tracking IN EXCLUSIVE MODE")
         try:
             await ev.publish(settings, ev.season_quotes(games, BOOKS, ROUNDS, seed=7, first_minute=1, tag="burst"))
-            assert await _log_has(log, "handing it to the bulk path", 30), log.read_text()[-3000:]
+            assert await log_shows(log, "handing it to the bulk path", 30), log.read_text()[-3000:]
         finally:
             await tx.rollback()
-        assert await _log_has(log, "back to the live path at the head", 60), log.read_text()[-3000:]
+        assert await log_shows(log, "back to the live path at the head", 60), log.read_text()[-3000:]
         assert await caught_up(settings, 60), log.read_text()[-3000:]
         # the live path carries what comes next, from where the bulk path left off
         gid = games[0].game_id

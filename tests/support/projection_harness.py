@@ -157,6 +157,19 @@ def start_projector(settings, log_path, **env):
         out.close()
 
 
+async def log_shows(log_path, text: str, timeout: float) -> bool:
+    """True once `text` is in the log file (a process's own log: `start_projector`'s), polled
+    every 0.1 s; False after `timeout` s."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log_path.read_text():
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 async def caught_up(settings, timeout: float, datasets=("live", "test")) -> bool:
     """True once every feed partition is applied and every outbox is empty."""
     import time
