@@ -17,7 +17,7 @@ from infra.db import connect
 from projections.lag import group_name
 from schemas.datasets import FEED_TOPICS, topic_name
 from tests.support import projection_events as ev
-from tests.support.projection_harness import TopicPartition, caught_up, log_shows, start_projector
+from tests.support.projection_harness import TopicPartition, burst_through_a_hand_back, caught_up, log_shows, start_projector
 
 FAR_BEHIND = 1_000
 GAMES = 12
@@ -56,17 +56,9 @@ async def test_faust_commits_every_feed_partition_again_after_a_hand_back(settin
     try:
         assert await caught_up(settings, 60), log.read_text()[-3000:]
         assert await log_shows(log, "resuming at the tracked offsets", 30), log.read_text()[-3000:]
-        # the live path held back (no batch commits while the tracking table is locked) under a
-        # burst it reads only part of before the hand-back pauses it
-        tx = hold.transaction()
-        await tx.start()
-        await hold.execute("LOCK TABLE live.tracking IN EXCLUSIVE MODE")
-        try:
-            await ev.publish(settings, ev.season_quotes(games, BOOKS, ROUNDS, seed=3, first_minute=1, tag="burst"))
-            assert await log_shows(log, "handing it to the bulk path", 30), log.read_text()[-3000:]
-        finally:
-            await tx.rollback()
-        assert await log_shows(log, "back to the live path at the head", 60), log.read_text()[-3000:]
+        # a burst the live path reads only part of before the hand-back pauses it
+        await burst_through_a_hand_back(
+            settings, log, hold, ev.season_quotes(games, BOOKS, ROUNDS, seed=3, first_minute=1, tag="burst"))
         # every feed topic gets a record on each partition after the hand-back, for the live path
         players = [ev.player(f"p{i}", f"Player {i}") for i in range(8)]
         teams = [ev.team(f"T{i}", f"Team {i}") for i in range(8)]

@@ -10,7 +10,7 @@ import signal
 
 from infra.db import connect
 from tests.support import projection_events as ev
-from tests.support.projection_harness import caught_up, log_shows, seq_runs, start_projector, verified, wire_deltas
+from tests.support.projection_harness import burst_through_a_hand_back, caught_up, log_shows, seq_runs, start_projector, verified, wire_deltas
 
 FAR_BEHIND = 1_000
 GAMES = 12
@@ -27,17 +27,8 @@ async def test_a_live_path_far_behind_goes_to_the_bulk_path_and_back(settings, t
     try:
         assert await caught_up(settings, 60), log.read_text()[-3000:]
         assert await log_shows(log, "resuming at the tracked offsets", 30), log.read_text()[-3000:]
-        # Hold the live path back for certain, whatever this machine's speed: no batch can commit
-        # while the tracking table is locked, so the burst piles up behind faust's agent.
-        tx = hold.transaction()
-        await tx.start()
-        await hold.execute("LOCK TABLE live.tracking IN EXCLUSIVE MODE")
-        try:
-            await ev.publish(settings, ev.season_quotes(games, BOOKS, ROUNDS, seed=7, first_minute=1, tag="burst"))
-            assert await log_shows(log, "handing it to the bulk path", 30), log.read_text()[-3000:]
-        finally:
-            await tx.rollback()
-        assert await log_shows(log, "back to the live path at the head", 60), log.read_text()[-3000:]
+        await burst_through_a_hand_back(
+            settings, log, hold, ev.season_quotes(games, BOOKS, ROUNDS, seed=7, first_minute=1, tag="burst"))
         assert await caught_up(settings, 60), log.read_text()[-3000:]
         # the live path carries what comes next, from where the bulk path left off
         gid = games[0].game_id

@@ -170,6 +170,24 @@ async def log_shows(log_path, text: str, timeout: float) -> bool:
     return False
 
 
+async def burst_through_a_hand_back(settings, log_path, hold, burst) -> None:
+    """Append `burst` while the live path is held back for certain, whatever this machine's
+    speed (no batch can commit while `hold`, a connection, keeps live.tracking locked), so the
+    projector of `start_projector` hands the partition to the bulk path; returns once it is back
+    on the live path at the head. The projector must have resumed live first."""
+    from tests.support import projection_events as ev
+
+    tx = hold.transaction()
+    await tx.start()
+    await hold.execute("LOCK TABLE live.tracking IN EXCLUSIVE MODE")
+    try:
+        await ev.publish(settings, burst)
+        assert await log_shows(log_path, "handing it to the bulk path", 30), log_path.read_text()[-3000:]
+    finally:
+        await tx.rollback()
+    assert await log_shows(log_path, "back to the live path at the head", 60), log_path.read_text()[-3000:]
+
+
 async def caught_up(settings, timeout: float, datasets=("live", "test")) -> bool:
     """True once every feed partition is applied and every outbox is empty."""
     import time
