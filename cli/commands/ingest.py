@@ -7,6 +7,7 @@ dataset option, the progress bar and the summary table.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Callable
 from datetime import datetime, timezone
 from enum import Enum
@@ -142,6 +143,30 @@ def run_ingest(
     strict_exit(summary, strict)
 
 
+# the feeds read from one file by an adapter with no option of its own: command, module under
+# ingest/, help (odds-api has its own command below: it takes --price-format)
+FILE_FEEDS = (
+    ("nflverse-games", "nflverse_games", "nflverse schedules and results (games.csv): teams, games, finals, closing lines."),
+    ("nflverse-player-stats", "nflverse_player_stats",
+     "nflverse weekly player stats: players and per-game stat lines (ingest the games first)."),
+    ("nflverse-injuries", "nflverse_injuries", "nflverse weekly injury reports: players and their reports."),
+)
+
+
+def _file_feed_command(module: str) -> Callable[..., None]:
+    """The `svc ingest <feed> FILE` command of one of FILE_FEEDS (the adapter imported when run,
+    so `svc --help` does not load every parser)."""
+
+    def command(
+        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
+        strict: StrictFlag = False,
+    ) -> None:
+        adapter = importlib.import_module(f"ingest.{module}")
+        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
+
+    return command
+
+
 def register(app: typer.Typer) -> None:
     ingest_app = typer.Typer(
         help="Read a source file into canonical events on the feed topics (idempotent: a second run adds nothing).",
@@ -149,35 +174,8 @@ def register(app: typer.Typer) -> None:
     )
     app.add_typer(ingest_app, name="ingest")
 
-    @ingest_app.command("nflverse-games")
-    def nflverse_games(
-        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
-        strict: StrictFlag = False,
-    ) -> None:
-        """nflverse schedules and results (games.csv): teams, games, finals, closing lines."""
-        from ingest import nflverse_games as adapter
-
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
-
-    @ingest_app.command("nflverse-player-stats")
-    def nflverse_player_stats(
-        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
-        strict: StrictFlag = False,
-    ) -> None:
-        """nflverse weekly player stats: players and per-game stat lines (ingest the games first)."""
-        from ingest import nflverse_player_stats as adapter
-
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
-
-    @ingest_app.command("nflverse-injuries")
-    def nflverse_injuries(
-        file: FileArg, dataset: DatasetOpt = DatasetChoice.live, as_json: JsonFlag = False, data_dir: DataDir = None,
-        strict: StrictFlag = False,
-    ) -> None:
-        """nflverse weekly injury reports: players and their reports."""
-        from ingest import nflverse_injuries as adapter
-
-        run_ingest(adapter.parse, file, dataset, as_json, data_dir, strict)
+    for name, module, doc in FILE_FEEDS:
+        ingest_app.command(name, help=doc)(_file_feed_command(module))
 
     @ingest_app.command("odds-api")
     def odds_api(
