@@ -50,6 +50,19 @@ async def run_rebuild(settings, **kw):
         await lock_conn.close()
 
 
+async def _assert_seqs_kept(settings) -> None:
+    """Every topic's deltas on wire.deltas run 1..n, and live.topic_seq holds each topic's n:
+    the rebuilds kept every topic's seq."""
+    runs = seq_runs(await wire_deltas(settings))
+    assert all(r == list(range(1, len(r) + 1)) for r in runs.values())
+    conn = await connect(settings.database_url)
+    try:
+        seqs = {r["topic"]: r["last_seq"] for r in await conn.fetch("SELECT * FROM live.topic_seq")}
+    finally:
+        await conn.close()
+    assert seqs == {t: r[-1] for t, r in runs.items()}
+
+
 async def test_rebuild_swaps_in_identical_tables_and_the_live_projector_follows(settings, topics):
     await ev.publish(settings, [ev.team("KC"), G, *log_part(0, 40)])
     async with projector(settings) as live:
@@ -68,14 +81,7 @@ async def test_rebuild_swaps_in_identical_tables_and_the_live_projector_follows(
         assert await run_to_end(live) == 24
         assert live.stats.reloads == 1 and live.generation == 1
     assert (await run_verify(settings)).identical
-    runs = seq_runs(await wire_deltas(settings))
-    assert all(r == list(range(1, len(r) + 1)) for r in runs.values())
-    conn = await connect(settings.database_url)
-    try:
-        seqs = {r["topic"]: r["last_seq"] for r in await conn.fetch("SELECT * FROM live.topic_seq")}
-    finally:
-        await conn.close()
-    assert seqs == {t: r[-1] for t, r in runs.items()}  # the rebuild kept every topic's seq
+    await _assert_seqs_kept(settings)
 
 
 async def test_verify_reports_a_tampered_row(settings, topics):
@@ -200,14 +206,7 @@ async def test_rebuild_under_a_running_projector_loses_nothing(settings, topics,
     assert [r.generation for r in results] == [1, 2] and not any(r.epoch_changed for r in results)
     assert log.read_text().count("reloading state") >= 2  # the live projector met both swaps
     assert (await run_verify(settings)).identical
-    runs = seq_runs(await wire_deltas(settings))
-    assert all(r == list(range(1, len(r) + 1)) for r in runs.values())
-    conn = await connect(settings.database_url)
-    try:
-        seqs = {r["topic"]: r["last_seq"] for r in await conn.fetch("SELECT * FROM live.topic_seq")}
-    finally:
-        await conn.close()
-    assert seqs == {t: r[-1] for t, r in runs.items()}
+    await _assert_seqs_kept(settings)
 
 
 async def _scratch_schemas(conn) -> set[str]:
