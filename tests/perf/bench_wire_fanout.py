@@ -57,6 +57,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 
 import asyncpg
@@ -224,33 +225,44 @@ class Deltas:
         return sent
 
 
-async def open_idle(ctx: BenchContext, label: str, url: str, api: str | None, pids: list[int],
-                    plan_rows: list[dict], while_open=None) -> dict:
-    """The clients open and subscribe (snapshots, acks), stay idle a second, then close: the
-    servers' RSS before, open and after, per socket (KiB). The first round of `run`'s memory
-    figures; `_measure`'s own opening is then the second. `while_open`: a coroutine function awaited
-    once they are open and measured (tests/perf/wire_memory_probe.py's tracemalloc snapshot)."""
-    plan = ctx.workdir / f"wire-{label}-plan.json"
-    plan.write_text(json.dumps({"url": url, "server": "api" if api else "baseline", "api": api,
-                                "connections": plan_rows}))
-    before = _rss(pids)
-    clients = subprocess.Popen([sys.executable, "-m", "tests.perf.wire_clients", "--plan", str(plan), "--out",
+@asynccontextmanager
+async def _clients(ctx: BenchContext, label: str, plan: dict):
+    """tests/perf/wire_clients.py in its own process on `plan` (URL, server, API key kind and one row
+    per connection): yields it once every client has opened and subscribed, with the seconds that
+    took; on leaving, its input closes (the clients write their figures and exit) and it is waited
+    for, or killed if it fails. Its figures are then in wire-<label>-out.json."""
+    plan_path = ctx.workdir / f"wire-{label}-plan.json"
+    plan_path.write_text(json.dumps(plan))
+    clients = subprocess.Popen([sys.executable, "-m", "tests.perf.wire_clients", "--plan", str(plan_path), "--out",
                                 str(ctx.workdir / f"wire-{label}-out.json")], cwd=ROOT, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=open(ctx.workdir / f"wire-{label}-clients.log", "wb"))
     try:
+        opened_at = time.monotonic()
         line = await asyncio.wait_for(asyncio.to_thread(clients.stdout.readline), READY_SECONDS)
         if not line.startswith(b"ready"):
             raise RuntimeError(f"{label}: clients did not open: {line!r}; see {ctx.workdir}/wire-{label}-clients.log")
-        await asyncio.sleep(1)
-        opened = _rss(pids)
-        if while_open is not None:
-            await while_open()
+        yield clients, time.monotonic() - opened_at
         clients.stdin.close()
         await asyncio.to_thread(clients.wait, 120)
     finally:
         if clients.poll() is None:
             clients.kill()
             clients.wait()
+
+
+async def open_idle(ctx: BenchContext, label: str, url: str, api: str | None, pids: list[int],
+                    plan_rows: list[dict], while_open=None) -> dict:
+    """The clients open and subscribe (snapshots, acks), stay idle a second, then close: the
+    servers' RSS before, open and after, per socket (KiB). The first round of `run`'s memory
+    figures; `_measure`'s own opening is then the second. `while_open`: a coroutine function awaited
+    once they are open and measured (tests/perf/wire_memory_probe.py's tracemalloc snapshot)."""
+    before = _rss(pids)
+    async with _clients(ctx, label, {"url": url, "server": "api" if api else "baseline", "api": api,
+                                     "connections": plan_rows}):
+        await asyncio.sleep(1)
+        opened = _rss(pids)
+        if while_open is not None:
+            await while_open()
     await asyncio.sleep(3)  # every socket closed and counted out
     n = len(plan_rows)
     return {"kib_per_socket": (opened - before) / 1024 / n, "kept_kib_per_socket": (_rss(pids) - before) / 1024 / n}
@@ -259,19 +271,8 @@ async def open_idle(ctx: BenchContext, label: str, url: str, api: str | None, pi
 async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids: list[int], plan_rows: list[dict],
                    deltas: Deltas, readers: int, label: str | None = None, rates: tuple[int, ...] = RATES) -> dict:
     label = label or name
-    plan = ctx.workdir / f"wire-{label}-plan.json"
-    out = ctx.workdir / f"wire-{label}-out.json"
-    plan.write_text(json.dumps({"url": url, "server": name, "api": api, "connections": plan_rows}))
     before = _rss(pids)
-    clients = subprocess.Popen([sys.executable, "-m", "tests.perf.wire_clients", "--plan", str(plan), "--out", str(out)],
-                               cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=open(ctx.workdir / f"wire-{label}-clients.log", "wb"))
-    try:
-        opened_at = time.monotonic()
-        line = await asyncio.wait_for(asyncio.to_thread(clients.stdout.readline), READY_SECONDS)
-        if not line.startswith(b"ready"):
-            raise RuntimeError(f"{label}: clients did not open: {line!r}; see {ctx.workdir}/wire-{label}-clients.log")
-        open_seconds = time.monotonic() - opened_at
+    async with _clients(ctx, label, {"url": url, "server": name, "api": api, "connections": plan_rows}) as (clients, open_seconds):
         await asyncio.sleep(1)
         after = _rss(pids)
         cpu_before = _cpu(pids), _cpu([clients.pid])
@@ -288,13 +289,7 @@ async def _measure(ctx: BenchContext, name: str, url: str, api: str | None, pids
         # does not depend on how much it got
         busy = [(b - a) / wall for a, b in zip(cpu_before, (_cpu(pids), _cpu([clients.pid])))]
         gc = gc_between(gc_before, gc_passes(api)) if gc_before else None
-        clients.stdin.close()
-        await asyncio.to_thread(clients.wait, 120)
-    finally:
-        if clients.poll() is None:
-            clients.kill()
-            clients.wait()
-    result = json.loads(out.read_text())
+    result = json.loads((ctx.workdir / f"wire-{label}-out.json").read_text())
     rows = result["deltas"]
     pairs = [(rows[i], rows[i + 1]) for i in range(0, len(rows), 2)]
     by_phase = []
@@ -337,24 +332,32 @@ def _plot(api: dict, two: dict, base: dict) -> bool:
     return True
 
 
-async def run(ctx: BenchContext) -> list[Figure]:
+async def prepare(ctx: BenchContext, sockets: int, key_prefix: str) -> tuple:
+    """A fresh stack's topics and the sample season's read models, and one plan row per socket:
+    its loopback address (PER_ADDRESS a source address), its account's key (PER_ACCOUNT sockets an
+    account) and its topics (a slate game's topic and its market topics, the games in turn).
+    Returns (settings, slate, plan rows); the probes (gc_probe, wire_memory_probe) use it too."""
     settings = await ctx.fresh_settings(key_secret=KEY_SECRET)
     await ensure_topics(settings)
     conn = await asyncpg.connect(settings.database_url)
     try:
         await project(settings, conn, sample_events(), "live")
         slate = await _slate(conn)
-        accounts = -(-SOCKETS // PER_ACCOUNT)
-        keys = [await make_key(settings.database_url, f"fanout-{a}", {"read:odds", "wire:connect"}, secret=KEY_SECRET)
-                for a in range(accounts)]
+        keys = [await make_key(settings.database_url, f"{key_prefix}-{a}", {"read:odds", "wire:connect"},
+                               secret=KEY_SECRET) for a in range(-(-sockets // PER_ACCOUNT))]
     finally:
         await conn.close()
-    readers = SOCKETS // GAMES
     plan_rows = []
-    for i in range(SOCKETS):
+    for i in range(sockets):
         game_id, _, markets = slate[i % GAMES]
         plan_rows.append({"address": _address(i), "key": keys[i // PER_ACCOUNT],
                           "topics": [f"game:{game_id}", *(f"market:{mid}" for mid, _, _ in markets)]})
+    return settings, slate, plan_rows
+
+
+async def run(ctx: BenchContext) -> list[Figure]:
+    settings, slate, plan_rows = await prepare(ctx, SOCKETS, "fanout")
+    readers = SOCKETS // GAMES
     deltas = Deltas(settings, slate)
     await deltas.producer.start()
     try:

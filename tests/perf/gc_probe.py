@@ -35,32 +35,10 @@ async def _run(rounds: int, rates: tuple[int, ...]) -> None:
     from tests.perf.run import bench_stack
     from tests.support.live_server import api_process
 
-    import asyncpg
-
-    from infra.topics import ensure_topics
-    from tests.support.api_fixtures import make_key
-    from tests.support.projection_harness import project
-    from tests.support.sample_fold import sample_events
-
     async with bench_stack("svc-gcprobe-") as ctx:
         workdir = ctx.workdir
-        settings = await ctx.fresh_settings(key_secret=fan.KEY_SECRET)
-        await ensure_topics(settings)
-        conn = await asyncpg.connect(settings.database_url)
-        try:
-            await project(settings, conn, sample_events(), "live")
-            slate = await fan._slate(conn)
-            accounts = -(-fan.SOCKETS // fan.PER_ACCOUNT)
-            keys = [await make_key(settings.database_url, f"gc-{a}", {"read:odds", "wire:connect"},
-                                   secret=fan.KEY_SECRET) for a in range(accounts)]
-        finally:
-            await conn.close()
+        settings, slate, plan_rows = await fan.prepare(ctx, fan.SOCKETS, "gc")
         readers = fan.SOCKETS // fan.GAMES
-        plan_rows = []
-        for i in range(fan.SOCKETS):
-            game_id, _, markets = slate[i % fan.GAMES]
-            plan_rows.append({"address": fan._address(i), "key": keys[i // fan.PER_ACCOUNT],
-                              "topics": [f"game:{game_id}", *(f"market:{mid}" for mid, _, _ in markets)]})
         deltas = fan.Deltas(settings, slate)
         await deltas.producer.start()
         env = {"KAFKA_BOOTSTRAP": settings.kafka_bootstrap, "SVC_TOPIC_NAMESPACE": settings.topic_namespace}

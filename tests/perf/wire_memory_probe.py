@@ -92,29 +92,8 @@ async def _run(args) -> None:
     from tests.support.processes import stop
     from infra.net import free_port
 
-    import asyncpg
-
-    from infra.topics import ensure_topics
-    from tests.support.api_fixtures import make_key
-    from tests.support.projection_harness import project
-    from tests.support.sample_fold import sample_events
-
     async with bench_stack("svc-memprobe-") as ctx:
-        settings = await ctx.fresh_settings(key_secret=fan.KEY_SECRET)
-        await ensure_topics(settings)
-        conn = await asyncpg.connect(settings.database_url)
-        try:
-            await project(settings, conn, sample_events(), "live")
-            slate = await fan._slate(conn)
-            keys = [await make_key(settings.database_url, f"mem-{a}", {"read:odds", "wire:connect"},
-                                   secret=fan.KEY_SECRET) for a in range(-(-args.sockets // fan.PER_ACCOUNT))]
-        finally:
-            await conn.close()
-        plan_rows = []
-        for i in range(args.sockets):
-            game_id, _, markets = slate[i % fan.GAMES]
-            plan_rows.append({"address": fan._address(i), "key": keys[i // fan.PER_ACCOUNT],
-                              "topics": [f"game:{game_id}", *(f"market:{mid}" for mid, _, _ in markets)]})
+        settings, _, plan_rows = await fan.prepare(ctx, args.sockets, "mem")
         topics = {t for row in plan_rows for t in row["topics"]}
         print(json.dumps({"sockets": args.sockets, "topics": len(topics), "per_socket_topics": len(plan_rows[0]["topics"]),
                           "load": os.getloadavg(), "utc": time.strftime("%H:%M:%S", time.gmtime())}), flush=True)
