@@ -5,7 +5,8 @@ them here. The relay sends them keyed by Wire topic (one Kafka partition per top
 topic's seqs stay in order) and deletes the rows only once the broker acked them. A batch goes
 out without waiting for the previous batch's acks (the producer keeps each partition's order),
 and acked rows are deleted off the sending path, so a slow ack or delete does not hold back
-the next batch's deltas.
+the next batch's deltas: while the relay has nothing to send it waits for the next batch, the
+acks and the running DELETE at once, and tidies up after whichever comes first.
 At start, and after any send error, it first sends whatever the table still holds, oldest seq
 first per topic. A crash anywhere means the same stored bytes are sent again: exact duplicates,
 which consumers drop by seq.
@@ -29,6 +30,7 @@ SCAN_LIMIT = 5000
 DELETE_EVERY = 0.5  # seconds: acked rows are deleted in bulk (a crash re-sends them: exact duplicates)
 DELETE_AT = 5000  # ... or as soon as this many are acked
 RESCAN = None  # in the queue: send what the table holds before what comes after
+NOTHING = object()  # from `_next`: no item, but acks or a DELETE finished
 
 
 class OutboxRelay:
@@ -67,13 +69,11 @@ class OutboxRelay:
                 await self._send_stored()
                 while True:
                     if self.queue.empty():
-                        await self._settle()
-                        await self._delete_acked(wait=True)
-                        if self.queue.empty():
+                        self._tidy()
+                        if self.queue.empty() and self.inflight is None and self.deleting is None and not self.acked:
                             self.idle.set()
-                    try:
-                        items = await asyncio.wait_for(self.queue.get(), DELETE_EVERY)
-                    except asyncio.TimeoutError:
+                    items = await self._next()
+                    if items is NOTHING:
                         continue
                     rescan = items is RESCAN
                     items = items or []
@@ -85,7 +85,7 @@ class OutboxRelay:
                         await self._send(items)
                     if rescan:
                         await self._settle()
-                        await self._delete_acked(wait=True)
+                        await self._delete_acked()
                         await self._send_stored()
             except asyncio.CancelledError:
                 if self.deleting is not None:
@@ -100,6 +100,27 @@ class OutboxRelay:
                     self.queue.get_nowait()
                 await asyncio.sleep(1.0)
 
+    async def _next(self):
+        """The next item handed over; NOTHING when the acks in flight or the running DELETE
+        finish first (there is tidying to do), or after DELETE_EVERY. Never waits on them: a
+        batch handed over goes out whatever an ack or a DELETE still waits for."""
+        get = asyncio.ensure_future(self.queue.get())
+        busy = [f for f in (self.inflight and self.inflight[1], self.deleting) if f is not None]
+        await asyncio.wait([get, *busy], timeout=DELETE_EVERY, return_when=asyncio.FIRST_COMPLETED)
+        if get.done():
+            return get.result()
+        get.cancel()  # the item, should one come now, stays in the queue
+        return NOTHING
+
+    def _tidy(self) -> None:
+        """Without waiting: take in the acks that came, check a finished DELETE (raising what
+        failed), and start deleting what is acked."""
+        if self.inflight is not None and self.inflight[1].done():
+            (keys, acks), self.inflight = self.inflight, None
+            acks.result()
+            self.acked.extend(keys)
+        self._start_delete()
+
     async def _send_stored(self) -> None:
         while True:
             rows = await self.conn.fetch(self.scan_sql)
@@ -107,7 +128,7 @@ class OutboxRelay:
                 return
             await self._send([(r["wire_topic"], r["seq"], r["envelope"]) for r in rows])
             await self._settle()
-            await self._delete_acked(wait=True)  # before the next scan, or it would find them again
+            await self._delete_acked()  # before the next scan, or it would find them again
             if len(rows) < SCAN_LIMIT:
                 return
 
@@ -118,7 +139,7 @@ class OutboxRelay:
         if previous is not None:
             await self._acked(previous)
         if len(self.acked) >= DELETE_AT or asyncio.get_running_loop().time() - self.deleted_at >= DELETE_EVERY:
-            await self._delete_acked(wait=False)
+            self._start_delete()
 
     async def _acked(self, entry: tuple[list[tuple[str, int]], asyncio.Future]) -> None:
         keys, acks = entry
@@ -137,16 +158,24 @@ class OutboxRelay:
             deleting, self.deleting = self.deleting, None
             await deleting
 
-    async def _delete_acked(self, wait: bool) -> None:
+    async def _delete_acked(self) -> None:
+        """DELETE every acked row, and wait for it."""
         await self._deleted()
+        self._start_delete()
+        await self._deleted()
+
+    def _start_delete(self) -> None:
+        """DELETE the acked rows in the background, unless a DELETE is still running (the
+        connection runs one statement at a time: they wait for the next one)."""
+        if self.deleting is not None:
+            if not self.deleting.done():
+                return
+            deleting, self.deleting = self.deleting, None
+            deleting.result()  # a failed DELETE raises here
         if self.acked:
             acked, self.acked = self.acked, []
-            deleting = asyncio.ensure_future(
+            self.deleting = asyncio.ensure_future(
                 self.conn.execute(self.delete_sql, [t for t, _ in acked], [s for _, s in acked]))
-            if wait:
-                await deleting
-            else:
-                self.deleting = deleting
         self.deleted_at = asyncio.get_running_loop().time()
 
     async def _abandon(self) -> None:

@@ -5,8 +5,11 @@ consumers see exact duplicates at most, never a gap, and nothing stays behind.""
 
 from __future__ import annotations
 
+import asyncio
+
 from aiokafka.errors import KafkaConnectionError
 
+from infra.db import connect
 from projections.outbox import OutboxRelay
 from projections.replay import catch_up
 from tests.support import projection_events as ev
@@ -83,3 +86,37 @@ async def test_a_rescan_sends_what_another_projector_left_before_the_next_batch(
     added = [(env.topic, env.seq) for _, _, env in after[len(before):]]
     assert added[:2] == [(topic, orphan_seq), (topic, orphan_seq + 1)]  # the orphan first
     assert set(added) == {(topic, orphan_seq), (topic, orphan_seq + 1)}  # then duplicates at most
+
+
+async def test_a_delete_that_waits_does_not_hold_back_the_next_batch(settings, topics):
+    """Acked rows are deleted off the sending path: while the DELETE of one batch's rows waits
+    (here on row locks another transaction holds), the next batch handed over still goes out."""
+    await ev.publish(settings, [*GAMES, *ev.season_quotes(GAMES, ["b0"], 1, seed=7)])
+    async with projector(settings) as p:
+        await catch_up(p, p.conn, batch_records=50)
+        assert await p.relay.drain(30)
+        last = (await wire_deltas(settings))[-1]
+        topic, seq, raw = last[2].topic, last[2].seq, last[1]
+        first, second = (raw.replace(f'"seq":{seq}'.encode(), f'"seq":{seq + k}'.encode()) for k in (1, 2))
+        insert = "INSERT INTO live.outbox (wire_topic, seq, envelope) VALUES ($1, $2, $3)"
+        await p.conn.execute(insert, topic, seq + 1, first)
+        blocker = await connect(settings.database_url)
+        try:
+            await blocker.execute("BEGIN")
+            await blocker.fetch("SELECT 1 FROM live.outbox FOR UPDATE")  # the first row's DELETE waits on this
+            p.relay.notify([(topic, seq + 1, first)])
+            await p.conn.execute(insert, topic, seq + 2, second)
+            p.relay.notify([(topic, seq + 2, second)])
+            seen: set[int] = set()
+            for _ in range(100):
+                seen = {env.seq for _, _, env in await wire_deltas(settings) if env.topic == topic}
+                if seq + 2 in seen:
+                    break
+                await asyncio.sleep(0.2)
+            assert {seq + 1, seq + 2} <= seen
+            assert await blocker.fetchval("SELECT count(*) FROM live.outbox") == 2  # neither deleted yet
+        finally:
+            await blocker.execute("ROLLBACK")
+            await blocker.close()
+        assert await p.relay.drain(30)
+        assert await p.conn.fetchval("SELECT count(*) FROM live.outbox") == 0
