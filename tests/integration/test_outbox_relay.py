@@ -120,3 +120,63 @@ async def test_a_delete_that_waits_does_not_hold_back_the_next_batch(settings, t
             await blocker.close()
         assert await p.relay.drain(30)
         assert await p.conn.fetchval("SELECT count(*) FROM live.outbox") == 0
+
+
+class Held:
+    """The real producer behind a broker that has not acked anything yet: sends wait for `go`."""
+
+    def __init__(self, producer) -> None:
+        self.producer = producer
+        self.go = asyncio.Event()
+
+    async def send(self, *args, **kwargs):
+        await self.go.wait()
+        return await self.producer.send(*args, **kwargs)
+
+
+HELD = 100  # the relay's bound in this test (a deployment's: outbox.HELD_MAX)
+
+
+def _queued(relay: OutboxRelay) -> int:
+    """Envelopes waiting in the relay's queue (read from the queue itself, not the relay's count)."""
+    return sum(len(items) for items in relay.queue._queue if items)
+
+
+async def test_a_relay_behind_the_projector_holds_a_bounded_queue_however_long_the_log(settings, topics):
+    """A catch-up makes deltas faster than the broker takes them (issue 26 target 5: the queue
+    grew with the log). Over a log of N and then 3N records, with nothing sent meanwhile, the
+    relay queues at most `held_max` envelopes; the rest goes from the table once the broker
+    answers: every topic's seqs complete and in order, the outbox empty."""
+    books = ["b0", "b1", "b2", "b3"]
+    held: Held | None = None
+
+    def hold(producer):
+        nonlocal held
+        held = Held(producer)
+        return held
+
+    peaks = []
+    async with projector(settings, sender=hold) as p:
+        p.relay.held_max = HELD
+        notify = p.relay.notify
+        peak = [0]
+
+        def counting(envelopes):
+            notify(envelopes)
+            peak[0] = max(peak[0], _queued(p.relay))
+
+        p.relay.notify = counting
+        for first, rounds in ((0, 4), (4, 8)):  # N records, then 2N more: 3N in all
+            quotes = ev.season_quotes(GAMES, books, rounds, seed=first, first_minute=first, tag=f"h{first}")
+            await ev.publish(settings, [*GAMES, *quotes] if first == 0 else quotes)
+            await catch_up(p, p.conn, batch_records=20)
+            peaks.append((p.stats.deltas, peak[0]))
+        held.go.set()
+        assert await p.relay.drain(60)
+        assert await p.conn.fetchval("SELECT count(*) FROM live.outbox") == 0
+    made = p.stats.deltas
+    assert peaks[0][0] > 2 * HELD and made > 2.5 * peaks[0][0]  # the bound binds; the log grew ~3x
+    assert all(queued <= HELD for _, queued in peaks), peaks
+    runs = seq_runs(await wire_deltas(settings))
+    assert sum(len(r) for r in runs.values()) == made
+    assert all(r == list(range(1, len(r) + 1)) for r in runs.values())
