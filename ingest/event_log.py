@@ -16,6 +16,7 @@ repeat by `event_id`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -52,6 +53,9 @@ class EventLog:
     resolver: PgResolver
     watch: EpochWatch
     appended_records: int = 0  # records this run appended and recorded (ingest/reconcile.py)
+    # the same registry on a connection of its own: a run records one batch there while it
+    # looks up and sends the next (ingest/pipeline.py); None: `appended` records
+    recorder: AppendedRegistry | None = None
     ingest_worker: bool | None = None  # Settings.ingest_worker: whether runs fork a worker (ingest/worker.py)
 
     async def append(self, events: Sequence[AnyEvent], dead_letters: Sequence[DeadLetter] = ()) -> tuple[int, int]:
@@ -72,17 +76,28 @@ class EventLog:
     async def start_encoded(self, event_ids: Sequence[str], records: Sequence[tuple[str, bytes, bytes]],
                             dead_letters: Sequence[DeadLetter] = ()) -> Appending:
         """`start` for events already keyed and encoded: their IDs and (base topic, key, value)
-        records, in the same order (ingest/batches.py `Built.keyed`)."""
+        records, in the same order (ingest/batches.py `Built.keyed`).
+
+        The epoch is confirmed while the registry is asked (two round trips at once, to the
+        broker and to Postgres), whether or not anything is sent: a confirmation that began
+        after an earlier batch's acknowledgements also says those came from this log, so a run
+        (ingest/pipeline.py) records that batch on the strength of this one (`Appending.record`)."""
         letter_ids = [dead_letter_id(d) for d in dead_letters]
-        known = await self.appended.known([*event_ids, *letter_ids])
+        looked_up = asyncio.ensure_future(self.appended.known([*event_ids, *letter_ids]))
+        try:
+            await self.watch.confirm()
+        except BaseException:
+            looked_up.cancel()
+            with contextlib.suppress(BaseException):
+                await looked_up
+            raise
+        known = await looked_up
         if known:
             kept = [(i, r) for i, r in zip(event_ids, records) if i not in known]
             new_ids, new = [i for i, _ in kept], [r for _, r in kept]
         else:
             new_ids, new = list(event_ids), list(records)
         letters = [(i, d) for i, d in zip(letter_ids, dead_letters) if i not in known]
-        if new or letters:
-            await self.watch.confirm()
         acks = await self.producer.enqueue_encoded(new, [d for _, d in letters])
         recorded = new_ids + [i for i, _ in letters]
         return Appending(self, acks, recorded, len(new), len(event_ids) - len(new))
@@ -110,10 +125,21 @@ class Appending:
     duplicate: int
 
     async def finish(self) -> tuple[int, int]:
+        await self.acknowledged()
+        if self.acks:
+            await self.log.watch.confirm()  # acknowledged by the log this run started on, not a new one
+        return await self.record()
+
+    async def acknowledged(self) -> None:
+        """The first half of `finish`: every record acknowledged (by some broker: confirm the
+        epoch after this returns, before `record()`)."""
         if self.acks:
             await asyncio.gather(*self.acks)
-            await self.log.watch.confirm()  # acknowledged by the log this run started on, not a new one
-        await self.log.appended.record(self.ids)
+
+    async def record(self) -> tuple[int, int]:
+        """The second half of `finish`, once acknowledged and the epoch confirmed since: the
+        batch recorded as appended."""
+        await (self.log.recorder or self.log.appended).record(self.ids)
         self.log.appended_records += len(self.ids)
         return self.accepted, self.duplicate
 
@@ -128,24 +154,29 @@ def dead_letter_id(letter: DeadLetter) -> str:
 async def open_event_log(settings: Settings, dataset: Dataset) -> AsyncIterator[EventLog]:
     await ensure_topics(settings)
     epoch = await ensure_epoch(settings, dataset)
-    # two connections: the registry of appended events records one batch while the
-    # identity registry resolves the next
+    # three connections: the identity registry resolves a batch while the registry of appended
+    # events looks up the one being sent and records (on its own) the one acknowledged before
     conn = await connect(settings.require_database())
     try:
         await migrate(conn)
         appended_conn = await connect(settings.require_database())
+        record_conn: asyncpg.Connection | None = None
         producer = FeedProducer(settings, dataset)
         watch = EpochWatch(settings, dataset, epoch)
         try:
+            record_conn = await connect(settings.require_database())
             appended = await AppendedRegistry.for_log(appended_conn, dataset, epoch)
             # what a run that died appended and did not record: recorded now, never sent twice
             marks = await reconcile(settings, dataset, appended)
             async with started(producer), started(watch):
                 log = EventLog(dataset, epoch, conn, appended, producer, PgResolver(conn, dataset), watch,
+                               recorder=AppendedRegistry(record_conn, appended.log_id),
                                ingest_worker=settings.ingest_worker)
                 yield log
                 await close_run(settings, dataset, appended, marks, log.appended_records)
         finally:
+            if record_conn is not None:
+                await record_conn.close()
             await appended_conn.close()
     finally:
         await conn.close()

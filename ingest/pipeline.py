@@ -3,9 +3,16 @@
 Per batch: resolve its claims (registry), build and stamp its events, drop the ones this run
 already produced, append the rest (one lookup of what the log holds, gathered sends, one
 insert of what the broker acknowledged) together with the batch's dead letters. A batch is
-acknowledged and recorded (on a connection of its own) while the next one is resolved and
-built; it is finished before the next is sent, so batches go out in order and per-entity
-order holds. A large file is parsed and built in a worker process meanwhile (ingest/worker.py):
+acknowledged while the next one is resolved and built, and recorded as appended (on a
+connection of its own) while the next one is looked up and sent: a run used to wait for the
+acknowledgement, an epoch confirmation, the recording, the lookup and a second confirmation
+one after the other before each send (most of a run's time on the bench file). The one
+confirmation between two sends, made while the lookup runs, serves both batches: the earlier
+one's acknowledgements came from the log this run started on, and the next one goes there.
+Every batch is acknowledged (and counted, `progress` told) before the next is sent, so
+batches go out in order and per-entity order holds; they are recorded in order too. A run
+that dies with a batch acknowledged and not recorded leaves it to the next run's reconcile
+(ingest/reconcile.py), as before. A large file is parsed and built in a worker process meanwhile (ingest/worker.py):
 the same batches, in the same order, resolved here by a task of their own (`_read_worker`) as
 the worker asks, so the worker does not wait on the run's acknowledgements.
 """
@@ -13,6 +20,7 @@ the worker asks, so the worker does not wait on the run's acknowledgements.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import re
 import time
@@ -22,7 +30,7 @@ from datetime import datetime, timezone
 
 from ingest import worker
 from ingest.batches import Prepared, RunState, batched, prepare
-from ingest.event_log import EventLog
+from ingest.event_log import Appending, EventLog
 from ingest.records import Parsed, Rejected
 from ingest.summary import Summary
 from schemas.deadletter import DeadLetter, make_dead_letter
@@ -72,29 +80,57 @@ async def _ingest(parsed: Parsed, log: EventLog, progress: Progress | None) -> S
     started = time.perf_counter()
     ingest_ts = datetime.now(timezone.utc)
     summary = Summary()
-    # the previous batch: acknowledged and recorded while this one is resolved and built
-    in_flight: asyncio.Task | None = None
+    # the batch sent last: acknowledged while the next one is resolved and built
+    sent: Appending | None = None
+    acking: asyncio.Task | None = None
+    # the batch before it: recorded as appended (log.recorder, a connection of its own) while the
+    # next is looked up and sent; batches are recorded one at a time, in order
+    recording: asyncio.Task | None = None
     # closed on the way out, whatever happens: a worker process is stopped with its batches
     batches = _prepared(parsed, log)
+
+    async def record(acknowledged: Appending) -> None:
+        nonlocal recording
+        if recording is not None:
+            await recording
+        recording = asyncio.create_task(acknowledged.record())
+
     try:
         async for prepared in batches:
             dead = [dead_letter(parsed, r, ingest_ts) for r in prepared.rejected]
-            if in_flight is not None:
-                _count(await in_flight, summary, progress)
-                in_flight = None
-            appending = await log.start_encoded(prepared.event_ids, prepared.records, dead)
-            in_flight = asyncio.create_task(appending.finish())
+            acked = None
+            if acking is not None:
+                await acking
+                acking, acked = None, sent
+                _count((acked.accepted, acked.duplicate), summary, progress)
+            # the epoch is confirmed in here, after `acked` was acknowledged: the acknowledgements
+            # came from the log this run started on, so it is recorded once this returns
+            sent = await log.start_encoded(prepared.event_ids, prepared.records, dead)
+            if acked is not None:
+                await record(acked)
+            acking = asyncio.create_task(sent.acknowledged())
             summary.records = prepared.records_read
             summary.dead_lettered += len(dead)
             summary.events += len(prepared.event_ids)
             summary.by_type.update(prepared.types)
             summary.reasons.update(reason_kind(r.reason) for r in prepared.rejected)
-        if in_flight is not None:
-            _count(await in_flight, summary, progress)
-            in_flight = None
+        if acking is not None:
+            await acking
+            acking = None
+            _count((sent.accepted, sent.duplicate), summary, progress)
+            if sent.acks:
+                await log.watch.confirm()  # acknowledged by the log this run started on
+            await record(sent)
+        if recording is not None:
+            await recording
+            recording = None
     finally:
-        if in_flight is not None:  # the run failed: do not leave the last batch's task behind
-            in_flight.cancel()
+        if acking is not None:  # the run failed: do not leave the batch's task behind
+            acking.cancel()
+        if recording is not None and not recording.done():
+            # the run failed with a batch acknowledged and confirmed: recorded all the same
+            with contextlib.suppress(Exception):
+                await recording
         await batches.aclose()
     summary.seconds = time.perf_counter() - started
     summary.events_per_second = round(summary.events / summary.seconds, 1) if summary.seconds else 0.0
