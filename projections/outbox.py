@@ -32,6 +32,8 @@ import logging
 
 import asyncpg
 from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import DefaultPartitioner
+from aiokafka.producer.message_accumulator import BatchBuilder
 
 log = logging.getLogger("projections.outbox")
 SCAN_LIMIT = 5000
@@ -53,6 +55,8 @@ class OutboxRelay:
         self.held_max = held_max
         self.overflowed = False  # the queue was dropped for a rescan that has not started yet
         self.sent = 0
+        self.partitions: dict[str, int] = {}  # Wire topic -> its partition of `topic`
+        self.partitioner = DefaultPartitioner()
         self.acked: list[tuple[str, int]] = []  # sent and acked, not yet deleted
         self.inflight: tuple[list[tuple[str, int]], asyncio.Future] | None = None  # sent, acks pending
         self.deleting: asyncio.Future | None = None  # the last DELETE of acked rows, if still running
@@ -174,13 +178,37 @@ class OutboxRelay:
                 return
 
     async def _send(self, items: list[tuple[str, int, bytes]]) -> None:
-        futures = [await self.producer.send(self.topic, value, key=topic.encode()) for topic, _, value in items]
+        """One record batch per partition instead of a `send` per delta: a `send` (partitioner,
+        futures, the accumulator's bookkeeping) cost the live projector's event loop more than
+        its Postgres writes did at 2,000 events/s. Each topic still goes to the partition `send`
+        would have chosen for its key, in order."""
+        batches: dict[int, BatchBuilder] = {}
+        futures = []
+        for topic, _, value in items:
+            partition = self.partitions.get(topic)
+            if partition is None:
+                partition = self.partitions[topic] = await self._partition_of(topic.encode())
+            batch = batches.get(partition)
+            if batch is None:
+                batch = batches[partition] = self.producer.create_batch()
+            if batch.append(key=topic.encode(), value=value, timestamp=None) is None:  # full: send it, start the next
+                futures.append(await self.producer.send_batch(batch, self.topic, partition=partition))
+                batch = batches[partition] = self.producer.create_batch()
+                if batch.append(key=topic.encode(), value=value, timestamp=None) is None:
+                    raise ValueError(f"a delta of {topic!r} is larger than a whole record batch")
+        for partition, batch in batches.items():
+            futures.append(await self.producer.send_batch(batch, self.topic, partition=partition))
         self.sent += len(items)
         previous, self.inflight = self.inflight, ([(t, s) for t, s, _ in items], asyncio.gather(*futures))
         if previous is not None:
             await self._acked(previous)
         if len(self.acked) >= DELETE_AT or asyncio.get_running_loop().time() - self.deleted_at >= DELETE_EVERY:
             self._start_delete()
+
+    async def _partition_of(self, key: bytes) -> int:
+        """The partition the producer's own partitioner gives `key` (what `send` would pick)."""
+        partitions = sorted(await self.producer.partitions_for(self.topic))
+        return self.partitioner(key, partitions, partitions)
 
     async def _acked(self, entry: tuple[list[tuple[str, int]], asyncio.Future]) -> None:
         keys, acks = entry

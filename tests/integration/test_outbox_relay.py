@@ -19,18 +19,21 @@ GAMES = ev.schedule(6)
 
 
 class FailingOnce:
-    """The real producer, except that its `fail_at`-th send raises (a broker hiccup)."""
+    """The real producer, except that its `fail_at`-th batch sent raises (a broker hiccup)."""
 
     def __init__(self, producer, fail_at: int) -> None:
         self.producer = producer
         self.fail_at = fail_at
         self.calls = 0
 
-    async def send(self, *args, **kwargs):
+    def __getattr__(self, name):
+        return getattr(self.producer, name)
+
+    async def send_batch(self, *args, **kwargs):
         self.calls += 1
         if self.calls == self.fail_at:
             raise KafkaConnectionError("injected: the broker went away")
-        return await self.producer.send(*args, **kwargs)
+        return await self.producer.send_batch(*args, **kwargs)
 
 
 async def _relay_run(settings, fail_at: int | None) -> tuple[OutboxRelay, int]:
