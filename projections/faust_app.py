@@ -1,6 +1,6 @@
 """The faust app of the live path: one agent per dataset over its three feed topics.
 
-Agents take batches (`stream.take_events`) and hand the records over to the dataset's writer
+Agents take batches (`faust_adapter.take_events`: faust's `take_events`, its timer started by a batch's first record) and hand the records over to the dataset's writer
 (projections/live_batches.py: what arrives while a batch is written goes into the next one, so
 a projector behind the log writes bigger batches, up to LIVE_BATCH_MAX records), which applies
 them through the dataset's projector; the projector skips what Postgres already holds. Kafka's
@@ -24,13 +24,13 @@ import faust
 
 from infra.kafka import wait_for_new_ms
 from infra.settings import Settings
-from projections.faust_adapter import FETCH_MAX_WAIT_MS, broker_url, commit_offsets, start_fetch_wait
+from projections.faust_adapter import FETCH_MAX_WAIT_MS, broker_url, commit_offsets, start_fetch_wait, take_events
 from projections.live_batches import LiveBatches
 from projections.projector import DatasetProjector
 
 log = logging.getLogger("projections.faust")
 TAKE_MAX = 2_000
-TAKE_WITHIN = 0.005  # seconds a partial batch waits: the live latency floor
+TAKE_WITHIN = 0.005  # seconds a partial batch waits after its first record: the live latency floor
 
 
 def build_app(
@@ -89,7 +89,7 @@ def build_app(
         async def project(stream, writer: LiveBatches = writers[dataset]) -> None:
             # handed over, not applied: faust acks them now, which only moves Kafka's committed
             # offsets, a hint (resume_at_tracked_offsets); the writer applies them meanwhile
-            async for events in stream.take_events(TAKE_MAX, within=TAKE_WITHIN):
+            async for events in take_events(stream, TAKE_MAX, TAKE_WITHIN):
                 await writer.add([e.message for e in events])
 
         app.agent(topic, name=f"project_{dataset}")(project)

@@ -55,6 +55,13 @@ def test_the_hooks_the_adapter_overrides_are_still_there():
     from aiokafka.consumer.fetcher import Fetcher
     actions = inspect.getsource(Fetcher._get_actions_per_node)
     assert "self._fetch_max_wait_ms" in actions and "if tp in self._records:" in actions, RECHECK
+    # the take (point 5) is faust's take_events with another wait: it relies on the stream's
+    # passive drain, its processor list and the generators faust closes when the stream stops
+    from faust.streams import Stream
+    take = inspect.getsource(Stream.take_events)
+    assert all(name in take for name in ("self._enable_passive(", "self._processors.remove(", "self.enable_acks = False")), \
+        RECHECK
+    assert "self._active_agens" in inspect.getsource(Stream.__init__), RECHECK
 
 
 async def test_the_worker_consumer_faust_builds_gets_the_short_fetch_wait(tmp_path):
