@@ -128,34 +128,70 @@ def consensus(candidates: Sequence[BookQuote]) -> Consensus | None:
     if not candidates:
         return None
     basis, n_books, eligible = consensus_inputs(candidates)
+    return _consensus_of(eligible, n_books, basis, max([q.ts for q in eligible]))
+
+
+def _consensus_of(eligible: list[BookQuote], n_books: int, basis: str, newest: int) -> Consensus:
+    """The consensus of the quotes its values come from (`consensus_inputs`), at least one;
+    `newest`: their newest quote time. (A list, not any sequence: compiled, a comprehension
+    over a list is preallocated, over a sequence it iterates and appends.)"""
     n = len(eligible)
     # per outcome, the median across books (written out: this runs for every quote); the
     # arithmetic and its order are those of `median` and `_median_probabilities`
     mid = n // 2
     odd = n % 2 == 1
     first = eligible[0].outcomes  # names and points from the first book in book order
-    # eligible quotes all have odds and probabilities (`eligible_quotes`). Typed Any, not float:
-    # compiled, a float read from a tuple is unboxed and boxed again (a new object) to go into a
-    # list, 32 allocations per quote of eight books; as Any the lists hold the quotes' own floats
-    # (the arithmetic is the same IEEE double arithmetic either way)
-    probs = cast(list[tuple[Any, ...]], [q.probabilities for q in eligible])
-    odds = cast(list[tuple[Any, ...]], [q.odds for q in eligible])
+    k = len(first)
+    # eligible quotes all have odds and probabilities (`eligible_quotes`), as many as `first`.
+    # The columns are typed Any, not float: compiled, a float read from a tuple is unboxed and
+    # boxed again (a new object) to go into a list, 32 allocations per quote of eight books; as
+    # Any the lists hold the quotes' own floats (the same IEEE double arithmetic either way).
+    if k == 2:  # most lines: four columns as comprehensions (preallocated when compiled)
+        p0: list[Any] = [cast(tuple[Any, ...], q.probabilities)[0] for q in eligible]
+        p1: list[Any] = [cast(tuple[Any, ...], q.probabilities)[1] for q in eligible]
+        d0: list[Any] = [cast(tuple[Any, ...], q.odds)[0] for q in eligible]
+        d1: list[Any] = [cast(tuple[Any, ...], q.odds)[1] for q in eligible]
+        p0.sort()
+        p1.sort()
+        d0.sort()
+        d1.sort()
+        if odd:
+            m0, m1, x0, x1 = p0[mid], p1[mid], d0[mid], d1[mid]
+        else:
+            m0 = (p0[mid - 1] + p0[mid]) / 2.0
+            m1 = (p1[mid - 1] + p1[mid]) / 2.0
+            x0 = (d0[mid - 1] + d0[mid]) / 2.0
+            x1 = (d1[mid - 1] + d1[mid]) / 2.0
+        # sum() of two positive floats from int 0 is their sum: 0 + m0 is m0 exactly
+        total = m0 + m1
+        q0, q1 = m0 / total, m1 / total
+        fair = 0.5
+        return Consensus(n_books, first, [x0, x1], [q0, q1], abs(q0 - fair) + abs(q1 - fair), newest, basis)
+    ps: list[list[Any]] = [[] for _ in range(k)]
+    ds: list[list[Any]] = [[] for _ in range(k)]
+    for q in eligible:
+        pq = cast(tuple[Any, ...], q.probabilities)
+        dq = cast(tuple[Any, ...], q.odds)
+        for i in range(k):
+            ps[i].append(pq[i])
+            ds[i].append(dq[i])
     medians: list[Any] = []
     prices: list[Any] = []
-    for i in range(len(first)):
-        ps = sorted([p[i] for p in probs])
-        ds = sorted([d[i] for d in odds])
+    for i in range(k):
+        pc = ps[i]
+        dc = ds[i]
+        pc.sort()
+        dc.sort()
         if odd:
-            medians.append(ps[mid])
-            prices.append(ds[mid])
+            medians.append(pc[mid])
+            prices.append(dc[mid])
         else:
-            medians.append((ps[mid - 1] + ps[mid]) / 2.0)
-            prices.append((ds[mid - 1] + ds[mid]) / 2.0)
+            medians.append((pc[mid - 1] + pc[mid]) / 2.0)
+            prices.append((dc[mid - 1] + dc[mid]) / 2.0)
     total = sum(medians)
     probabilities = [m / total for m in medians]
     fair = 1.0 / len(prices)
     # the outcomes themselves are built when a row or a delta shows them (`Consensus.outcomes`)
-    newest = max([q.ts for q in eligible])
     return Consensus(n_books, first, prices, probabilities, sum([abs(p - fair) for p in probabilities]),
                      newest, basis)
 
@@ -222,19 +258,71 @@ def pick_main(lines: Mapping[str, LineState], window_us: int) -> str | None:
             newest = c.newest
     oldest_allowed = newest - window_us
     best: str | None = None
-    best_rank: tuple = ()
+    best_line: LineState | None = None
     for key, line in lines.items():
         c = line.consensus
         if c is None or c.newest < oldest_allowed:
             continue
-        rank = (not c.served, -c.books, -c.newest, c.evenness, line.point if line.point is not None else 0, key)
-        if best is None or rank < best_rank:
-            best, best_rank = key, rank
+        if best_line is None or _ranks_before(c, line, key, best_line, cast(str, best)):
+            best, best_line = key, line
     return best
+
+
+def _ranks_before(c: Consensus, line: LineState, key: str, other: LineState, other_key: str) -> bool:
+    """Whether `line` ranks before `other` for main line (`c`: its consensus; `other`'s is not
+    None): (not served, -books, -newest, evenness, point or 0, key) compared as tuples would
+    be, equal items by identity or ==, without building them (this runs for every line of a
+    market on every quote)."""
+    o = cast(Consensus, other.consensus)
+    if c.served != o.served:
+        return c.served
+    if c.books != o.books:
+        return c.books > o.books
+    if c.newest != o.newest:
+        return c.newest > o.newest
+    a: Any = c.evenness
+    b: Any = o.evenness
+    if a is not b and a != b:
+        return bool(a < b)
+    p: Any = line.point if line.point is not None else 0
+    q: Any = other.point if other.point is not None else 0
+    if p is not q and p != q:
+        return bool(p < q)
+    return key < other_key
 
 
 def line_consensus(line_books: Mapping[str, BookQuote], suspend_all: Suspension | None,
                    suspend_book: Mapping[str, Suspension], window_us: int) -> Consensus | None:
-    return consensus(eligible_quotes(line_books, suspend_all, suspend_book, window_us))
-
-
+    """`consensus(eligible_quotes(...))`, with a shortcut for the line of every quote of a
+    replay: nothing suspended, every book that may count offering the same outcomes within the
+    window, no published line. Its candidates are then the eligible quotes and the consensus
+    inputs as they are (the same list, the same order), so only the lists are not built twice."""
+    if suspend_all is not None or suspend_book:
+        return consensus(eligible_quotes(line_books, suspend_all, suspend_book, window_us))
+    eligible: list[BookQuote] = []
+    first: tuple[str, ...] = ()
+    newest = oldest = 0
+    plain = True
+    for q in line_books.values():
+        if not q.may_count:
+            continue
+        ts = q.ts
+        if not eligible:
+            first, newest, oldest = q.selections, ts, ts
+        else:
+            selections = q.selections
+            if selections is not first and selections != first:  # quotes of equal prices share theirs
+                plain = False
+            if ts > newest:
+                newest = ts
+            elif ts < oldest:
+                oldest = ts
+        if q.published:
+            plain = False
+        eligible.append(q)
+    if not plain or oldest < newest - window_us:
+        return consensus(eligible_quotes(line_books, suspend_all, suspend_book, window_us))
+    if not eligible:
+        return None
+    n = len(eligible)
+    return _consensus_of(eligible, n, "consensus" if n >= MIN_BOOKS else "too_few_books", newest)
