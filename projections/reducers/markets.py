@@ -37,6 +37,18 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
                point: Decimal | None) -> BookQuote:
     """A book's quote as consensus needs it: outcomes in canonical order, decimal odds and the
     default method's no-vig probabilities, or no odds when the quote cannot price the line."""
+    ordered, odds, selections, probabilities = priced(outcomes, market_type, point)
+    return BookQuote(book, book_name, kind, origin, ordered, odds, selections, probabilities, origin.source_ts)
+
+
+# (outcomes in canonical order, their decimal odds, selections, no-vig probabilities)
+Priced = tuple[tuple[QuotedOutcome, ...], tuple[float, ...] | None, tuple[str, ...], tuple[float, ...] | None]
+
+
+def priced(outcomes, market_type: str, point: Decimal | None) -> Priced:
+    """(outcomes in canonical order, their decimal odds, selections, no-vig probabilities) of a
+    quote's outcomes; no odds and no probabilities when the quote cannot price the line. A
+    function of its arguments' values alone (`book_quote` keeps them by the quote's texts)."""
     ordered: tuple[QuotedOutcome, ...]
     if len(outcomes) == 2:  # most lines: no sort, no key tuples (the same order `sorted` gives)
         a, b = outcomes
@@ -63,10 +75,9 @@ def make_quote(book: str, book_name: str | None, kind: str, origin: Origin, outc
         usable = False
     result = devig(DEFAULT_METHOD, odds) if usable else None
     if result is None:
-        return BookQuote(book, book_name, kind, origin, ordered, None, selections, None, origin.source_ts)
+        return ordered, None, selections, None
     # usable: no None among the odds (mypy cannot see that through `usable`)
-    return BookQuote(book, book_name, kind, origin, ordered, odds, selections,  # type: ignore[arg-type]
-                     result.probabilities, origin.source_ts)
+    return ordered, odds, selections, result.probabilities  # type: ignore[return-value]
 
 
 Quote = Any  # a PriceQuoted, or the projector's decoding of one (`quote_event.QuoteEvent`: decimals as text)
@@ -77,12 +88,47 @@ def is_quote(e: object) -> bool:
     return t is QuoteEvent or t is PriceQuoted
 
 
+# What `priced` made of a quote's outcomes, by their texts (market type, the line's point, and
+# each outcome's selection, price, price format and point as decoded, `quote_event`): books
+# repeat the same few prices all the time, and each quote worked out its order, odds and
+# no-vig probabilities again. Names are not part of the key (pricing never reads them), so the
+# entries are few. Kept only for text (a canonical `PriceQuoted` has Decimals, of which 47.5
+# and 47.50 are equal keys but not the same point): equal texts give equal values, so a hit is
+# what `priced` would give. The outcomes' order is kept as their positions in the event.
+_PRICED: dict[tuple, tuple[tuple[int, ...], tuple[float, ...] | None, tuple[str, ...], tuple[float, ...] | None]]
+_PRICED = {}
+PRICED_KEPT = 1 << 12  # distinct quotes kept; a log with more starts over
+
+
 def book_quote(e: Quote, origin: Origin, point: Decimal | None) -> BookQuote:
     """The event's quote (`origin`: the event's, `origin_of(e)`; `point`: its line's, as a Decimal)."""
-    outcomes = [QuotedOutcome(o.selection, o.name, o.participant_id, decimal_of(o.price), o.price_format,
-                              decimal_of(o.point))
-                for o in e.outcomes]
-    return make_quote(e.book, e.book_name, e.kind, origin, outcomes, e.market_type, point)
+    market_type: str = e.market_type
+    key: list[Any] = [market_type, e.point]
+    outcomes = []
+    texts = True
+    for o in e.outcomes:
+        selection: str = o.selection
+        price = o.price
+        price_format: str = o.price_format
+        at = o.point
+        texts = texts and type(price) is str
+        key += (selection, price, price_format, at)
+        outcomes.append(QuotedOutcome(selection, o.name, o.participant_id, decimal_of(price), price_format,
+                                      decimal_of(at)))
+    known = tuple(key)
+    made = _PRICED.get(known) if texts else None
+    if made is None:
+        ordered, odds, selections, probabilities = priced(outcomes, market_type, point)
+        if texts:
+            if len(_PRICED) >= PRICED_KEPT:
+                _PRICED.clear()
+            order = tuple([next(i for i, o in enumerate(outcomes) if o is x) for x in ordered])
+            _PRICED[known] = (order, odds, selections, probabilities)
+    else:
+        order, odds, selections, probabilities = made
+        ordered = tuple([outcomes[i] for i in order])
+    return BookQuote(e.book, e.book_name, e.kind, origin, ordered, odds, selections, probabilities,
+                     origin.source_ts)
 
 
 def _new_market(game: GameState, e) -> MarketState:

@@ -89,3 +89,51 @@ def test_a_first_event_of_a_key_that_is_bad_leaves_no_row_behind():
     assert len(batch.bad) == 1 and batch.applied == 0
     assert game.game_id not in core.states and game.game_id not in batch.start
     assert all(not rows for table, rows in batch.rows.rows.items() if table != "projector_state")
+
+
+# ---- the priced outcomes kept by their texts (`reducers.markets.book_quote`) -------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from projections.quotes import decimal_of  # noqa: E402
+from projections.reducers.common import origin_of  # noqa: E402
+from projections.reducers.markets import _PRICED, book_quote  # noqa: E402
+
+_SELECTION_SETS = [("home", "away"), ("away", "home"), ("over", "under"), ("home", "away", "draw"), ("home", "home"),
+                   ("yes",), ("zeta", "alpha", "home")]
+
+
+@st.composite
+def _quotes(draw):
+    market_type = draw(st.sampled_from(["h2h", "spreads", "totals"]))
+    point = None if market_type == "h2h" else draw(st.sampled_from(["-3", "-3.5", "3.50", "47.5", "47.50", "0"]))
+    selections = draw(st.sampled_from(_SELECTION_SETS))
+    fmt = draw(st.sampled_from(["american", "decimal"]))
+    prices = [draw(st.sampled_from(["-110", "120", "2.05", "1.5", "0", "-100", "100"])) for _ in selections]
+    points = [draw(st.sampled_from([None, point, "3.5", "-3.5"])) for _ in selections]
+    return ev.quote("gm_1", draw(st.sampled_from(["bk1", "bk2"])), prices, market_type=market_type, point=point,
+                    fmt=fmt, selections=selections, outcome_points=points, minute=draw(st.integers(0, 99)))
+
+
+def _priced_or_error(q):
+    try:
+        return book_quote(decoder.decode(encode(q)), origin_of(q), decimal_of(q.point)).stored()
+    except ArithmeticError as exc:
+        return type(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_quotes(), min_size=1, max_size=12))
+def test_a_quote_priced_from_its_texts_is_the_quote_made_from_its_decimals(quotes):
+    """Whether its texts were seen before (kept) or not, a quote's book quote is the one made of
+    the canonical event's outcomes."""
+    _PRICED.clear()
+    for q in quotes + quotes:  # the second time round, every quote's texts are known
+        canonical = decode(encode(q))
+        try:
+            # a canonical event's decimals are Decimals: never kept, made by `priced` every time
+            expected = book_quote(canonical, origin_of(canonical), canonical.point).stored()
+        except ArithmeticError as exc:
+            expected = type(exc)
+        assert _priced_or_error(q) == expected
