@@ -24,11 +24,14 @@ venv: $(STAMP)
 up: $(STAMP)
 	$(BIN)/svc up $(ARGS)
 
-# Two pytest workers, a test file each at a time (its module fixtures stay in one process), except
-# the few long files tests/conftest.py lists in SPREAD_FILES, handed out test by test; end-to-end
-# files first, unit files last (tests/conftest.py). Each worker starts its own broker and Postgres.
+# Four pytest workers on a 2-core box: most of a test's time is waiting (stacks starting,
+# processes killed and restarted, stall limits), so two workers left the cores half idle (load
+# under 2; pytest 7 m 33 s on a fresh clone, 5 m 41 s with four: docs/benchmarks.md, Test suite
+# time). A test file each at a time (its module fixtures stay in one process), except the few long
+# files tests/conftest.py lists in SPREAD_FILES, handed out test by test; end-to-end files first,
+# unit files last (tests/conftest.py). Each worker starts its own broker and Postgres.
 # `make test PYTEST_ARGS=` runs it serially.
-PYTEST_ARGS ?= -n 2 --dist loadfile
+PYTEST_ARGS ?= -n 4 --dist loadfile
 
 # pytest exits 5 when it collected nothing: that must fail loudly, never pass. Bytecode is
 # cached (PYTHONDONTWRITEBYTECODE emptied, where the environment sets it): the run starts ~200

@@ -51,11 +51,11 @@ def _data_folders() -> set[str]:
     return {p.name for p in ROOT.iterdir() if p.is_dir() and p.name.endswith("-data")}
 
 
-# How `make test` shares the suite between its two xdist workers (`-n 2 --dist loadfile`): the
+# How `make test` shares the suite between its xdist workers (`-n 4 --dist loadfile`): the
 # unit of work is a test file, so its module fixtures (a served app over a cloned database, a
 # whole stack) are built once, except in the files below, whose tests share nothing but session
-# fixtures and take a minute or more each: their tests are handed out one by one, so both
-# workers run them rather than one worker running them one after another at the end.
+# fixtures and take a minute or more each: their tests are handed out one by one, so every
+# worker runs some of them rather than one worker running them one after another at the end.
 SPREAD_FILES = frozenset({
     "tests/e2e/test_kept_log.py",
     "tests/e2e/test_postgres_death.py",
