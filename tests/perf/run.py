@@ -187,11 +187,23 @@ async def _main(only: list[str] | None, pipeline_minutes: float = 1.0, scaling_5
         # replace the projections section's other figures with nothing
         print("--replay-only: docs/benchmarks.md left as it was", flush=True)
     else:
-        _record(results)
+        _record(results, pipeline_minutes, scaling_5m)
     return 1 if failed else 0
 
 
-def _record(results: dict[str, list[Figure]]) -> None:
+def _command(name: str, pipeline_minutes: float, scaling_5m: bool) -> str:
+    """The command that reproduces a section: the broker switch and the options of this run."""
+    env = "SVC_BENCH_BROKER=keeper " if os.environ.get("SVC_BENCH_BROKER") == "keeper" else ""
+    options = [f"--only {name.removeprefix('bench_')}"]
+    if name == "bench_projections" and pipeline_minutes != 1.0:
+        options.append(f"--pipeline-minutes {pipeline_minutes:g}")
+    if name == "bench_scaling" and scaling_5m:
+        options.append("--scaling-5m")
+    plain = " (or plain `make bench`)" if not env and len(options) == 1 else ""
+    return f"`{env}make bench ARGS=\"{' '.join(options)}\"`{plain}"
+
+
+def _record(results: dict[str, list[Figure]], pipeline_minutes: float = 1.0, scaling_5m: bool = False) -> None:
     """Replace each run module's section of docs/benchmarks.md; keep the others as they were."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -211,7 +223,7 @@ def _record(results: dict[str, list[Figure]]) -> None:
         section = (
             f"{start}\n## {name.removeprefix('bench_')}\n\n"
             f"- when: {stamp}; commit: {commit or 'uncommitted'}; machine: {machine}\n"
-            f"- command: `make bench ARGS=\"--only {name.removeprefix('bench_')}\"` (or plain `make bench`)\n\n"
+            f"- command: {_command(name, pipeline_minutes, scaling_5m)}\n\n"
             f"{_table({name: figures})}\n{end}"
         )
         if start in text and end in text:
