@@ -91,10 +91,15 @@ def market_header(m: MarketState | None) -> tuple | None:
     """What a `market:` topic shows besides its lines; None until a quote named the market."""
     if m is None or m.origin is None:
         return None
-    main = m.lines.get(m.main_key) if m.main_key is not None else None
-    books = main.consensus.books if main is not None and main.consensus is not None else 0
-    name = m.name[0] if m.name else None
-    return (m.status, m.reason, m.main_key, books, name)
+    # each field read once: a struct's attribute is a generic lookup from compiled code, and
+    # this runs twice per quote (before and after it)
+    main_key = m.main_key
+    main = m.lines.get(main_key) if main_key is not None else None
+    consensus = main.consensus if main is not None else None
+    books = consensus.books if consensus is not None else 0
+    named = m.name
+    name = named[0] if named else None
+    return (m.status, m.reason, main_key, books, name)
 
 
 def line_outcomes(consensus: Consensus, prices: list[float | None],

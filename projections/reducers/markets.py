@@ -286,9 +286,13 @@ def reduce_market(state: GameState | None, event, window_us: int,
     # what the market showed before this event, taken now (with `own` it may change in place):
     # the header, and the consensus objects (immutable) of the lines that may look different
     before_header = market_header(old)
-    before_status = old.status if old is not None else None
-    before_main = old.main_key if old is not None else None
-    named = old is not None and old.origin is not None
+    # a named market's header holds its status and main line: not read from the struct again
+    if before_header is not None:
+        before_status, before_main = before_header[0], before_header[2]
+    else:
+        before_status = old.status if old is not None else None
+        before_main = old.main_key if old is not None else None
+    named = before_header is not None  # the market had a quote: it has a header
     before: dict[str, Consensus | None] = {}
     source_ts: int | None = None  # the event's, once known
     if is_quote(event):
@@ -312,17 +316,19 @@ def reduce_market(state: GameState | None, event, window_us: int,
     if not moved and old is not None:
         return game, []
     new = finish_market(new, window_us, own)
+    new_main = new.main_key  # read once, not per key (a generic lookup from compiled code)
+    new_lines = new.lines
     if before_main is not None:
         keys.add(before_main)
-    if new.main_key is not None:
-        keys.add(new.main_key)
+    if new_main is not None:
+        keys.add(new_main)
     named_now = new.origin is not None
     changed = []
     for k in sorted(keys):
-        line = new.lines.get(k)
+        line = new_lines.get(k)
         # a line this event did not touch shows what it showed before (but was not the main line)
         was = before[k] if k in before else _shown(named, line)
-        if _looks_changed(was, k == before_main, _shown(named_now, line), k == new.main_key):
+        if _looks_changed(was, k == before_main, _shown(named_now, line), k == new_main):
             changed.append(k)
     header = market_header(new)
     deltas = []
