@@ -194,7 +194,7 @@ def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, windo
         name = (e.market_name, quote.origin.stamp)
     line = m.lines.get(key)
     old = line.books.get(book) if line is not None else None
-    if old is not None and not _older(old.origin, quote.origin):
+    if old is not None and not _older(old, quote):
         # older (or the same) quote: the newest one stands
         if origin is m.origin and name is m.name:
             return m, False
@@ -218,14 +218,15 @@ def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, windo
             force_setattr(m, "lines", dict(sorted(lines.items())))
     force_setattr(m, "name", name)
     force_setattr(m, "origin", origin)
-    force_setattr(m, "as_of", max(m.as_of, quote.origin.source_ts))
+    force_setattr(m, "as_of", max(m.as_of, quote.ts))
     return m, True
 
 
-def _older(a: Origin, b: Origin) -> bool:
-    """a.stamp < b.stamp, without building the tuples (`stamp` is a Python property: a
-    compiled caller would run it interpreted, for every quote)."""
-    return a.source_ts < b.source_ts or (a.source_ts == b.source_ts and a.event_id < b.event_id)
+def _older(a: BookQuote, b: BookQuote) -> bool:
+    """a.origin.stamp < b.origin.stamp, without building the tuples (`stamp` is a Python
+    property: a compiled caller would run it interpreted, for every quote), by the quotes' own
+    `ts` (their origins' source_ts, a native attribute: an `Origin`'s is a generic lookup)."""
+    return a.ts < b.ts or (a.ts == b.ts and a.origin.event_id < b.origin.event_id)
 
 
 def _books_with(line: LineState | None, book: str, quote: BookQuote) -> dict[str, BookQuote]:
