@@ -185,16 +185,17 @@ class OutboxRelay:
         batches: dict[int, BatchBuilder] = {}
         futures = []
         for topic, _, value in items:
+            key = topic.encode()
             partition = self.partitions.get(topic)
             if partition is None:
-                partition = self.partitions[topic] = await self._partition_of(topic.encode())
+                partition = self.partitions[topic] = await self._partition_of(key)
             batch = batches.get(partition)
             if batch is None:
                 batch = batches[partition] = self.producer.create_batch()
-            if batch.append(key=topic.encode(), value=value, timestamp=None) is None:  # full: send it, start the next
+            if batch.append(key=key, value=value, timestamp=None) is None:  # full: send it, start the next
                 futures.append(await self.producer.send_batch(batch, self.topic, partition=partition))
                 batch = batches[partition] = self.producer.create_batch()
-                if batch.append(key=topic.encode(), value=value, timestamp=None) is None:
+                if batch.append(key=key, value=value, timestamp=None) is None:
                     raise ValueError(f"a delta of {topic!r} is larger than a whole record batch")
         for partition, batch in batches.items():
             futures.append(await self.producer.send_batch(batch, self.topic, partition=partition))
