@@ -118,12 +118,11 @@ async def _ingest(parsed: Parsed, log: EventLog, progress: Progress | None) -> S
             await acking
             acking = None
             _count((sent.accepted, sent.duplicate), summary, progress)
-            if sent.acks:
-                await log.watch.confirm()  # acknowledged by the log this run started on
-            await record(sent)
         if recording is not None:
             await recording
             recording = None
+        if sent is not None:
+            await sent.finish()  # the last batch: its epoch confirmed, then recorded, after the others
     finally:
         if acking is not None:  # the run failed: do not leave the batch's task behind
             acking.cancel()
