@@ -1,6 +1,7 @@
 """The faust app of the live path: one agent per dataset over its three feed topics.
 
-Agents take batches (`faust_adapter.take_events`: faust's `take_events`, its timer started by a batch's first record) and hand the records over to the dataset's writer
+Agents take batches (`faust_adapter.take_events`: faust's `take_events`, its timer started by a
+batch's first record) and hand the records over to the dataset's writer
 (projections/live_batches.py: what arrives while a batch is written goes into the next one, so
 a projector behind the log writes bigger batches, up to LIVE_BATCH_MAX records), which applies
 them through the dataset's projector; the projector skips what Postgres already holds. Kafka's
