@@ -59,6 +59,17 @@ class Stack:
             time.sleep(0.3)
         raise AssertionError(f"stack not healthy within {timeout}s: {last}\n{self.log_text()}")
 
+    def wait_content(self, timeout: float = 120) -> None:
+        """Until the one-shot `content` child (the reference library and the strategy registry,
+        loaded by every `svc up --no-sample`) has finished: until then it may still append to
+        `feed.reference`, so a test that counts the log's records must wait for it first."""
+        up_log = self.data_dir.parent / f"{self.data_dir.name}-up.log"
+        deadline = time.monotonic() + timeout
+        while '"child": "content", "event": "finished"' not in up_log.read_text(errors="replace"):
+            assert time.monotonic() < deadline, f"the content load did not finish within {timeout}s\n{self.log_text()}"
+            assert self.proc.poll() is None, f"svc up exited early: {self.log_text()}"
+            time.sleep(0.3)
+
     def wait_pid_change(self, name: str, old: int, timeout: float = 60) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

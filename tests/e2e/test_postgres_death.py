@@ -80,9 +80,7 @@ def test_doctor_reports_a_projector_that_is_behind_and_not_committing(tmp_path):
         stack.wait_health()
         # `svc up` loads the reference library and the strategy registry: let the projector
         # take them in first
-        up_log = stack.data_dir.parent / f"{stack.data_dir.name}-up.log"
-        _wait(lambda: '"child": "content", "event": "finished"' in up_log.read_text(errors="replace"),
-              120, "the content load did not finish", stack)
+        stack.wait_content()
         # its one process loaded both kinds into both datasets, every file taken
         loaded = (stack.data_dir / "logs" / "content.log").read_text(errors="replace")
         for run in ("reference -> live", "strategies -> live", "reference -> test", "strategies -> test"):
