@@ -137,20 +137,35 @@ class ReadCacheMiddleware(ASGIMiddleware):
 
     async def _build(self, store: KeptStore, key: tuple, request_id: str, scope: Scope, receive: Receive, send: Send,
                      next_app: ASGIApp) -> Kept | None:
-        start: Message | None = None
-        body: list[bytes] = []
-        whole = True
+        """Runs the route and keeps its response if it is a whole 200. A kept response is sent
+        as every later copy of it is (`_serve`): gzipped from its kept stretches, not whole by
+        the front door's compressor. Whole, the same body packs tighter (a list of 20 games:
+        3,844 bytes against 5,190), but then its length would depend on whether this call
+        built it or found it kept: a HEAD answered just after the minute turned (a new key for
+        a route that changes with time) gave a length no GET then sent."""
+        held: list[Message] = []  # the response's messages until it is known whole
+        passing = False  # a body sent in parts: sent as it comes, not kept
 
         async def capture(message: Message) -> None:
-            nonlocal start, whole
-            if message["type"] == "http.response.start":
-                start = message
-            elif message["type"] == "http.response.body":
-                body.append(message.get("body", b""))
-                whole = whole and not message.get("more_body", False) and len(body) == 1
-            await send(message)
+            nonlocal passing
+            if passing:
+                await send(message)
+                return
+            held.append(message)
+            if message["type"] == "http.response.body" and message.get("more_body", False):
+                passing = True
+                for m in held:
+                    await send(m)
 
         await next_app(scope, receive, capture)
-        if start is not None and start["status"] == 200 and whole and body:
-            return store.put(key, Kept(200, list(start.get("headers", [])), body[0], request_id))
+        if passing:
+            return None
+        start = next((m for m in held if m["type"] == "http.response.start"), None)
+        bodies = [m for m in held if m["type"] == "http.response.body"]
+        if start is not None and start["status"] == 200 and len(bodies) == 1:
+            kept = store.put(key, Kept(200, list(start.get("headers", [])), bodies[0].get("body", b""), request_id))
+            await _serve(kept, request_id, scope, send)
+            return kept
+        for m in held:
+            await send(m)
         return None
