@@ -8,10 +8,10 @@ or the status changed; a book re-quoting the same prices changes nothing visible
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
-from msgspec.structs import force_setattr
+from msgspec.structs import astuple, force_setattr
 
 from projections.consensus import devig, is_suspended, line_consensus, pick_main
 from domain.devig import DEFAULT_METHOD
@@ -19,14 +19,49 @@ from projections.event_time import to_us
 from projections.deltas import (
     MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
 )
-from projections.quote_event import QuoteEvent
+from projections.quote_event import QuoteEvent, QuotedOutcomeText
 from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key, selection_rank
 from projections.reducers.common import Owned, earliest, origin_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import GameState, MarketState, Origin, QuotedOutcome, Suspension
-from schemas.events import MarketSuspended, PriceQuoted
+from schemas.events import MarketSuspended, Outcome, PriceQuoted
 from schemas.read_models import MarketStatus
 from schemas.wire import market_topic
+
+
+# A quote's fields are read from one `astuple` of it by position, not one by one: a msgspec
+# struct's attribute is a generic lookup from compiled code (~160 instructions, some 30 per
+# quote), a tuple's item a C array read. The canonical event and the projector's decoding of it
+# (`quote_event`) have the same fields in the same order (checked here); the positions are
+# looked up by name once (Final: compiled, static C values).
+def _field_names(struct: Any) -> tuple[str, ...]:
+    return tuple([f.name for f in msgspec.structs.fields(struct)])
+
+
+_QUOTE_FIELDS = _field_names(PriceQuoted)
+_OUTCOME_FIELDS = _field_names(Outcome)
+assert _field_names(QuoteEvent) == _QUOTE_FIELDS and _field_names(QuotedOutcomeText) == _OUTCOME_FIELDS
+Q_SOURCE: Final = _QUOTE_FIELDS.index("source")
+Q_SOURCE_TS: Final = _QUOTE_FIELDS.index("source_ts")
+Q_INGEST_TS: Final = _QUOTE_FIELDS.index("ingest_ts")
+Q_EVENT_ID: Final = _QUOTE_FIELDS.index("event_id")
+Q_GAME_ID: Final = _QUOTE_FIELDS.index("game_id")
+Q_MARKET_ID: Final = _QUOTE_FIELDS.index("market_id")
+Q_BOOK: Final = _QUOTE_FIELDS.index("book")
+Q_BOOK_NAME: Final = _QUOTE_FIELDS.index("book_name")
+Q_KIND: Final = _QUOTE_FIELDS.index("kind")
+Q_MARKET_TYPE: Final = _QUOTE_FIELDS.index("market_type")
+Q_PERIOD: Final = _QUOTE_FIELDS.index("period")
+Q_PARTICIPANT_ID: Final = _QUOTE_FIELDS.index("participant_id")
+Q_POINT: Final = _QUOTE_FIELDS.index("point")
+Q_MARKET_NAME: Final = _QUOTE_FIELDS.index("market_name")
+Q_OUTCOMES: Final = _QUOTE_FIELDS.index("outcomes")
+O_SELECTION: Final = _OUTCOME_FIELDS.index("selection")
+O_NAME: Final = _OUTCOME_FIELDS.index("name")
+O_PARTICIPANT_ID: Final = _OUTCOME_FIELDS.index("participant_id")
+O_PRICE: Final = _OUTCOME_FIELDS.index("price")
+O_PRICE_FORMAT: Final = _OUTCOME_FIELDS.index("price_format")
+O_POINT: Final = _OUTCOME_FIELDS.index("point")
 
 
 def _outcome_order(o: QuotedOutcome) -> tuple[int, str]:
@@ -102,18 +137,24 @@ PRICED_KEPT = 1 << 12  # distinct quotes kept; a log with more starts over
 
 def book_quote(e: Quote, origin: Origin, point: Decimal | None) -> BookQuote:
     """The event's quote (`origin`: the event's, `origin_of(e)`; `point`: its line's, as a Decimal)."""
-    market_type: str = e.market_type
-    key: list[Any] = [market_type, e.point]
+    return _book_quote(astuple(e), origin, origin.source_ts, point)
+
+
+def _book_quote(q: tuple[Any, ...], origin: Origin, ts: int, point: Decimal | None) -> BookQuote:
+    """`book_quote` of the quote's `astuple` (`ts`: the origin's source_ts, at hand)."""
+    market_type: str = q[Q_MARKET_TYPE]
+    key: list[Any] = [market_type, q[Q_POINT]]
     outcomes = []
     texts = True
-    for o in e.outcomes:
-        selection: str = o.selection
-        price = o.price
-        price_format: str = o.price_format
-        at = o.point
+    for o in q[Q_OUTCOMES]:
+        f: tuple[Any, ...] = astuple(o)
+        selection: str = f[O_SELECTION]
+        price = f[O_PRICE]
+        price_format: str = f[O_PRICE_FORMAT]
+        at = f[O_POINT]
         texts = texts and type(price) is str
         key += (selection, price, price_format, at)
-        outcomes.append(QuotedOutcome(selection, o.name, o.participant_id, decimal_of(price), price_format,
+        outcomes.append(QuotedOutcome(selection, f[O_NAME], f[O_PARTICIPANT_ID], decimal_of(price), price_format,
                                       decimal_of(at)))
     known = tuple(key)
     made = _PRICED.get(known) if texts else None
@@ -127,8 +168,7 @@ def book_quote(e: Quote, origin: Origin, point: Decimal | None) -> BookQuote:
     else:
         order, odds, selections, probabilities = made
         ordered = tuple([outcomes[i] for i in order])
-    return BookQuote(e.book, e.book_name, e.kind, origin, ordered, odds, selections, probabilities,
-                     origin.source_ts)
+    return BookQuote(q[Q_BOOK], q[Q_BOOK_NAME], q[Q_KIND], origin, ordered, odds, selections, probabilities, ts)
 
 
 def _new_market(game: GameState, e) -> MarketState:
@@ -178,20 +218,21 @@ def _own_copy(m: MarketState, own: Owned) -> MarketState:
     return own.add(msgspec.structs.replace(m, lines=dict(m.lines)))
 
 
-def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, window_us: int,
-                own: Owned, origin_e: Origin) -> tuple[MarketState, bool]:
-    """The market with the book's quote (`origin_e`: the event's; `point`: its line's, as a
-    Decimal); whether anything changed.
+def _with_quote(m: MarketState, q: tuple[Any, ...], key: str, point: Decimal | None, window_us: int,
+                own: Owned, origin_e: Origin, ts: int) -> tuple[MarketState, bool]:
+    """The market with the book's quote (`q`: the quote's `astuple`; `origin_e`: its origin, `ts`
+    that origin's source_ts; `point`: its line's, as a Decimal); whether anything changed.
     The market (copied first unless this fold owns it) and its quoted line (when this fold
     owns it; else a new line) change in place."""
-    quote = book_quote(e, origin_e, point)
-    book: str = e.book  # read once (a struct's attribute is a generic lookup from compiled code)
+    quote = _book_quote(q, origin_e, ts, point)
+    book: str = q[Q_BOOK]
     # identity origin and name take every quote into account, stale ones included, so the
     # result does not depend on the order quotes arrive in
     origin = earliest(m.origin, quote.origin)
     name = m.name
-    if e.market_name is not None and (name is None or name[1] < quote.origin.stamp):
-        name = (e.market_name, quote.origin.stamp)
+    market_name: str | None = q[Q_MARKET_NAME]
+    if market_name is not None and (name is None or name[1] < quote.origin.stamp):
+        name = (market_name, quote.origin.stamp)
     line = m.lines.get(key)
     old = line.books.get(book) if line is not None else None
     if old is not None and not _older(old, quote):
@@ -202,7 +243,7 @@ def _with_quote(m: MarketState, e: Quote, key: str, point: Decimal | None, windo
     if not own.has(m):
         m = _own_copy(m, own)
     if not m.kind:  # suspended before its first quote: the quote names it
-        m = _set(m, own, kind=e.kind, type=e.market_type, period=e.period, participant_id=e.participant_id)
+        m = _set(m, own, kind=q[Q_KIND], type=q[Q_MARKET_TYPE], period=q[Q_PERIOD], participant_id=q[Q_PARTICIPANT_ID])
     if line is not None and own.has(line):
         if old is None:  # a new book: its place in book order
             line.books = _books_with(line, book, quote)
@@ -281,8 +322,9 @@ def reduce_market(state: GameState | None, event, window_us: int,
     way, and a fold in batches gives what a fold event by event gives."""
     if own is None:
         own = Owned()
-    game = state if state is not None else own.add(GameState(event.game_id))
-    old = game.markets.get(event.market_id)
+    q: tuple[Any, ...] | None = astuple(event) if is_quote(event) else None  # its fields (`Q_SOURCE` ...)
+    game = state if state is not None else own.add(GameState(event.game_id if q is None else q[Q_GAME_ID]))
+    old = game.markets.get(event.market_id if q is None else q[Q_MARKET_ID])
     market = old if old is not None else own.add(_new_market(game, event))
     # what the market showed before this event, taken now (with `own` it may change in place):
     # the header, and the consensus objects (immutable) of the lines that may look different
@@ -296,16 +338,17 @@ def reduce_market(state: GameState | None, event, window_us: int,
     named = before_header is not None  # the market had a quote: it has a header
     before: dict[str, Consensus | None] = {}
     source_ts: int | None = None  # the event's, once known
-    if is_quote(event):
-        origin = origin_of(event)
-        source_ts = origin.source_ts
-        point = decimal_of(event.point)
+    if q is not None:
+        # `origin_of(event)`, from the fields at hand
+        source_ts = to_us(q[Q_SOURCE_TS])
+        origin = Origin(q[Q_SOURCE], source_ts, to_us(q[Q_INGEST_TS]), q[Q_EVENT_ID])
+        point = decimal_of(q[Q_POINT])
         quoted = line_key(point)
         if old is not None:
             before[quoted] = _shown(named, old.lines.get(quoted))
             if before_main is not None:
                 before[before_main] = _shown(named, old.lines.get(before_main))
-        new, moved = _with_quote(market, event, quoted, point, window_us, own, origin)
+        new, moved = _with_quote(market, q, quoted, point, window_us, own, origin, source_ts)
         # only the quoted line, and the main line if it moved, can look different now
         keys = {quoted}
     else:
@@ -339,7 +382,7 @@ def reduce_market(state: GameState | None, event, window_us: int,
         kind = MARKET_SUSPENDED if new.status == "suspended" and before_status != "suspended" else MARKET_UPDATE
         deltas.append(Delta(
             market_topic(new.market_id), kind, seq, source_ts if source_ts is not None else to_us(event.source_ts),
-            event.source, market_data,
+            event.source if q is None else q[Q_SOURCE], market_data,
             market_view(new, changed, header),
         ))
     if not own.has(game):
