@@ -9,11 +9,14 @@ game topics, and the market header plus the lines that changed for market topics
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Final
+
+import msgspec
+from msgspec.structs import astuple
 
 from projections.event_time import from_us
 from domain.devig import DEFAULT_METHOD
-from projections.lines import Consensus
+from projections.lines import Consensus, LineState
 from projections.state import GameState, MarketState
 from schemas.read_models import LineData, LineOutcome
 from schemas.wire import GameStateData, MarketData, Score
@@ -87,19 +90,46 @@ def game_data(game: GameState) -> GameStateData:
 # ---- markets --------------------------------------------------------------------------------
 
 
+# A market's fields by position in its `astuple`: the fold reads some twenty of them per quote,
+# each a generic attribute lookup from compiled code (~160 instructions) where one `astuple`
+# and C array reads do (Final: compiled, static C values).
+_MARKET_FIELDS = tuple([f.name for f in msgspec.structs.fields(MarketState)])
+M_MARKET_ID: Final = _MARKET_FIELDS.index("market_id")
+M_GAME_ID: Final = _MARKET_FIELDS.index("game_id")
+M_KIND: Final = _MARKET_FIELDS.index("kind")
+M_TYPE: Final = _MARKET_FIELDS.index("type")
+M_PERIOD: Final = _MARKET_FIELDS.index("period")
+M_PARTICIPANT_ID: Final = _MARKET_FIELDS.index("participant_id")
+M_ORIGIN: Final = _MARKET_FIELDS.index("origin")
+M_AS_OF: Final = _MARKET_FIELDS.index("as_of")
+M_NAME: Final = _MARKET_FIELDS.index("name")
+M_SUSPEND_ALL: Final = _MARKET_FIELDS.index("suspend_all")
+M_SUSPEND_BOOK: Final = _MARKET_FIELDS.index("suspend_book")
+M_LINES: Final = _MARKET_FIELDS.index("lines")
+M_MAIN_KEY: Final = _MARKET_FIELDS.index("main_key")
+M_STATUS: Final = _MARKET_FIELDS.index("status")
+M_REASON: Final = _MARKET_FIELDS.index("reason")
+M_SEQ: Final = _MARKET_FIELDS.index("seq")
+
+
 def market_header(m: MarketState | None) -> tuple | None:
     """What a `market:` topic shows besides its lines; None until a quote named the market."""
-    if m is None or m.origin is None:
+    return None if m is None else header_of(astuple(m))
+
+
+def header_of(f: tuple[Any, ...]) -> tuple | None:
+    """`market_header` of a market's `astuple`."""
+    if f[M_ORIGIN] is None:
         return None
-    # each field read once: a struct's attribute is a generic lookup from compiled code, and
-    # this runs twice per quote (before and after it)
-    main_key = m.main_key
-    main = m.lines.get(main_key) if main_key is not None else None
+    main_key: str | None = f[M_MAIN_KEY]
+    # typed locals: compiled, a native dict lookup and attribute reads (an Any's are generic)
+    lines: dict[str, LineState] = f[M_LINES]
+    main = lines.get(main_key) if main_key is not None else None
     consensus = main.consensus if main is not None else None
     books = consensus.books if consensus is not None else 0
-    named = m.name
+    named = f[M_NAME]
     name = named[0] if named else None
-    return (m.status, m.reason, main_key, books, name)
+    return (f[M_STATUS], f[M_REASON], main_key, books, name)
 
 
 def line_outcomes(consensus: Consensus, prices: list[float | None],
@@ -132,12 +162,18 @@ def market_view(m: MarketState, changed: list[str], header: tuple) -> tuple:
     """What a market delta shows (`header`: its `market_header`), taken when the delta is made:
     within a fold the market may change in place afterwards (see `reducers.common.Owned`).
     Consensus objects and points are immutable."""
+    return view_of(astuple(m), changed, header)
+
+
+def view_of(f: tuple[Any, ...], changed: list[str], header: tuple) -> tuple:
+    """`market_view` of a market's `astuple`."""
+    all_lines: dict[str, LineState] = f[M_LINES]
     lines = []
     for key in changed:  # sorted
-        line = m.lines.get(key)
+        line = all_lines.get(key)
         lines.append((key, None, None) if line is None else (key, line.point, line.consensus))
-    main = m.lines.get(header[2]) if header[2] is not None else None
-    return (m.market_id, m.game_id, m.kind, m.type, m.period, m.participant_id, header,
+    main = all_lines.get(header[2]) if header[2] is not None else None
+    return (f[M_MARKET_ID], f[M_GAME_ID], f[M_KIND], f[M_TYPE], f[M_PERIOD], f[M_PARTICIPANT_ID], header,
             main.point if main is not None else None, lines)
 
 

@@ -17,7 +17,8 @@ from projections.consensus import devig, is_suspended, line_consensus, pick_main
 from domain.devig import DEFAULT_METHOD
 from projections.event_time import to_us
 from projections.deltas import (
-    MARKET_SUSPENDED, MARKET_UPDATE, Delta, market_data, market_header, market_view,
+    M_AS_OF, M_KIND, M_LINES, M_MAIN_KEY, M_MARKET_ID, M_NAME, M_ORIGIN, M_REASON, M_SEQ, M_STATUS,
+    M_SUSPEND_ALL, M_SUSPEND_BOOK, MARKET_SUSPENDED, MARKET_UPDATE, Delta, header_of, market_data, view_of,
 )
 from projections.quote_event import QuoteEvent, QuotedOutcomeText
 from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key, selection_rank
@@ -192,21 +193,25 @@ def _set(m: S, own: Owned | None, **changes) -> S:
 
 def finish_market(m: MarketState, window_us: int, own: Owned | None = None) -> MarketState:
     """Derived members: the main line and the status."""
-    main_key = pick_main(m.lines, window_us)
-    if m.suspend_all is None and not m.suspend_book:
+    f = astuple(m)  # its fields read by position (`deltas.M_LINES` ...)
+    lines: dict[str, LineState] = f[M_LINES]
+    suspend_all: Suspension | None = f[M_SUSPEND_ALL]
+    suspend_book: dict[str, Suspension] = f[M_SUSPEND_BOOK]
+    main_key = pick_main(lines, window_us)
+    if suspend_all is None and not suspend_book:
         suspended = False  # never suspended: skip looking at every quote
-    elif any(line.books for line in m.lines.values()):
+    elif any(line.books for line in lines.values()):
         suspended = all(
-            is_suspended(q, m.suspend_all, m.suspend_book) for line in m.lines.values() for q in line.books.values()
+            is_suspended(q, suspend_all, suspend_book) for line in lines.values() for q in line.books.values()
         )
     else:
-        suspended = m.suspend_all is not None and m.suspend_all.suspended
+        suspended = suspend_all is not None and suspend_all.suspended
     reason = None
     if suspended:
-        latest = [s for s in (m.suspend_all, *m.suspend_book.values()) if s is not None and s.suspended]
+        latest = [s for s in (suspend_all, *suspend_book.values()) if s is not None and s.suspended]
         reason = max(latest, key=lambda s: s.stamp).reason if latest else None
     status: MarketStatus = "suspended" if suspended else "open"
-    if main_key == m.main_key and status == m.status and reason == m.reason:
+    if main_key == f[M_MAIN_KEY] and status == f[M_STATUS] and reason == f[M_REASON]:
         return m
     return _set(m, own, main_key=main_key, status=status, reason=reason)
 
@@ -218,48 +223,54 @@ def _own_copy(m: MarketState, own: Owned) -> MarketState:
     return own.add(msgspec.structs.replace(m, lines=dict(m.lines)))
 
 
-def _with_quote(m: MarketState, q: tuple[Any, ...], key: str, point: Decimal | None, window_us: int,
-                own: Owned, origin_e: Origin, ts: int) -> tuple[MarketState, bool]:
-    """The market with the book's quote (`q`: the quote's `astuple`; `origin_e`: its origin, `ts`
-    that origin's source_ts; `point`: its line's, as a Decimal); whether anything changed.
+def _with_quote(m: MarketState, f: tuple[Any, ...], q: tuple[Any, ...], key: str, point: Decimal | None,
+                window_us: int, own: Owned, origin_e: Origin, ts: int) -> tuple[MarketState, bool]:
+    """The market with the book's quote (`f`: the market's `astuple`; `q`: the quote's;
+    `origin_e`: its origin, `ts` that origin's source_ts; `point`: its line's, as a Decimal);
+    whether anything changed.
     The market (copied first unless this fold owns it) and its quoted line (when this fold
-    owns it; else a new line) change in place."""
+    owns it; else a new line) change in place. A copy has `f`'s fields but its own lines dict."""
     quote = _book_quote(q, origin_e, ts, point)
     book: str = q[Q_BOOK]
     # identity origin and name take every quote into account, stale ones included, so the
     # result does not depend on the order quotes arrive in
-    origin = earliest(m.origin, quote.origin)
-    name = m.name
+    m_origin: Origin | None = f[M_ORIGIN]
+    m_name: tuple[str, tuple[int, str]] | None = f[M_NAME]
+    origin = earliest(m_origin, quote.origin)
+    name = m_name
     market_name: str | None = q[Q_MARKET_NAME]
     if market_name is not None and (name is None or name[1] < quote.origin.stamp):
         name = (market_name, quote.origin.stamp)
-    line = m.lines.get(key)
+    m_lines: dict[str, LineState] = f[M_LINES]
+    line = m_lines.get(key)
     old = line.books.get(book) if line is not None else None
     if old is not None and not _older(old, quote):
         # older (or the same) quote: the newest one stands
-        if origin is m.origin and name is m.name:
+        if origin is m_origin and name is m_name:
             return m, False
         return _set(m, own, origin=origin, name=name), True
     if not own.has(m):
         m = _own_copy(m, own)
-    if not m.kind:  # suspended before its first quote: the quote names it
+    if not f[M_KIND]:  # suspended before its first quote: the quote names it
         m = _set(m, own, kind=q[Q_KIND], type=q[Q_MARKET_TYPE], period=q[Q_PERIOD], participant_id=q[Q_PARTICIPANT_ID])
     if line is not None and own.has(line):
         if old is None:  # a new book: its place in book order
             line.books = _books_with(line, book, quote)
         else:
             line.books[book] = quote
-        line.consensus = line_consensus(line.books, m.suspend_all, m.suspend_book, window_us)
+        line.consensus = line_consensus(line.books, f[M_SUSPEND_ALL], f[M_SUSPEND_BOOK], window_us)
     else:
         books = _books_with(line, book, quote)
-        new_line = own.add(LineState(point, books, line_consensus(books, m.suspend_all, m.suspend_book, window_us)))
+        new_line = own.add(LineState(point, books, line_consensus(books, f[M_SUSPEND_ALL], f[M_SUSPEND_BOOK],
+                                                                  window_us)))
         lines = m.lines
         lines[key] = new_line
         if line is None:
             force_setattr(m, "lines", dict(sorted(lines.items())))
     force_setattr(m, "name", name)
     force_setattr(m, "origin", origin)
-    force_setattr(m, "as_of", max(m.as_of, quote.ts))
+    as_of: int = f[M_AS_OF]
+    force_setattr(m, "as_of", max(as_of, quote.ts))
     return m, True
 
 
@@ -326,15 +337,16 @@ def reduce_market(state: GameState | None, event, window_us: int,
     game = state if state is not None else own.add(GameState(event.game_id if q is None else q[Q_GAME_ID]))
     old = game.markets.get(event.market_id if q is None else q[Q_MARKET_ID])
     market = old if old is not None else own.add(_new_market(game, event))
+    f = astuple(market)  # its fields read by position (`deltas.M_LINES` ...); `old`'s when there is one
     # what the market showed before this event, taken now (with `own` it may change in place):
     # the header, and the consensus objects (immutable) of the lines that may look different
-    before_header = market_header(old)
+    before_header = header_of(f) if old is not None else None
     # a named market's header holds its status and main line: not read from the struct again
     if before_header is not None:
         before_status, before_main = before_header[0], before_header[2]
     else:
-        before_status = old.status if old is not None else None
-        before_main = old.main_key if old is not None else None
+        before_status = f[M_STATUS] if old is not None else None
+        before_main = f[M_MAIN_KEY] if old is not None else None
     named = before_header is not None  # the market had a quote: it has a header
     before: dict[str, Consensus | None] = {}
     source_ts: int | None = None  # the event's, once known
@@ -345,10 +357,11 @@ def reduce_market(state: GameState | None, event, window_us: int,
         point = decimal_of(q[Q_POINT])
         quoted = line_key(point)
         if old is not None:
-            before[quoted] = _shown(named, old.lines.get(quoted))
+            old_lines: dict[str, LineState] = f[M_LINES]
+            before[quoted] = _shown(named, old_lines.get(quoted))
             if before_main is not None:
-                before[before_main] = _shown(named, old.lines.get(before_main))
-        new, moved = _with_quote(market, q, quoted, point, window_us, own, origin, source_ts)
+                before[before_main] = _shown(named, old_lines.get(before_main))
+        new, moved = _with_quote(market, f, q, quoted, point, window_us, own, origin, source_ts)
         # only the quoted line, and the main line if it moved, can look different now
         keys = {quoted}
     else:
@@ -360,13 +373,15 @@ def reduce_market(state: GameState | None, event, window_us: int,
     if not moved and old is not None:
         return game, []
     new = finish_market(new, window_us, own)
-    new_main = new.main_key  # read once, not per key (a generic lookup from compiled code)
-    new_lines = new.lines
+    nf = astuple(new)  # its fields read by position, each once
+    new_main: str | None = nf[M_MAIN_KEY]
+    new_lines: dict[str, LineState] = nf[M_LINES]
+    market_id: str = nf[M_MARKET_ID]
     if before_main is not None:
         keys.add(before_main)
     if new_main is not None:
         keys.add(new_main)
-    named_now = new.origin is not None
+    named_now = nf[M_ORIGIN] is not None
     changed = []
     for k in sorted(keys):
         line = new_lines.get(k)
@@ -374,20 +389,21 @@ def reduce_market(state: GameState | None, event, window_us: int,
         was = before[k] if k in before else _shown(named, line)
         if _looks_changed(was, k == before_main, _shown(named_now, line), k == new_main):
             changed.append(k)
-    header = market_header(new)
+    header = header_of(nf)
     deltas = []
     if header is not None and (changed or header != before_header):
-        seq = new.seq + 1
+        last_seq: int = nf[M_SEQ]
+        seq = last_seq + 1
         new = _set(new, own, seq=seq)
-        kind = MARKET_SUSPENDED if new.status == "suspended" and before_status != "suspended" else MARKET_UPDATE
+        kind = MARKET_SUSPENDED if nf[M_STATUS] == "suspended" and before_status != "suspended" else MARKET_UPDATE
         deltas.append(Delta(
-            market_topic(new.market_id), kind, seq, source_ts if source_ts is not None else to_us(event.source_ts),
+            market_topic(market_id), kind, seq, source_ts if source_ts is not None else to_us(event.source_ts),
             event.source if q is None else q[Q_SOURCE], market_data,
-            market_view(new, changed, header),
+            view_of(nf, changed, header),  # `market_view(new, ...)`: only the seq changed since `nf`
         ))
     if not own.has(game):
         for m in game.markets.values():
             own.disown(m)
         game = own.add(msgspec.structs.replace(game, markets=dict(game.markets)))
-    game.markets[new.market_id] = new
+    game.markets[market_id] = new
     return game, deltas
