@@ -152,7 +152,7 @@ class BatchCore:
                 new: KeyState
                 if quote:
                     try:
-                        new, out = reduce_market(cast(GameState | None, state), event, window_us, own)
+                        new, out = reduce_market(cast(GameState | None, state), event, window_us, own, publish)
                     except ArithmeticError as exc:
                         # a decimal text that is not a decimal (`quote_event`): the reducer turns the
                         # quote's decimals into Decimals before it changes anything, and the canonical

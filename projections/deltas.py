@@ -177,6 +177,12 @@ def view_of(f: tuple[Any, ...], changed: list[str], header: tuple) -> tuple:
             main.point if main is not None else None, lines)
 
 
+def not_kept() -> Any:
+    """The payload of a delta made only to be counted (a rebuild's, `reduce_market(views=False)`):
+    its view was never taken, so there is nothing to build it from."""
+    raise RuntimeError("this delta was made to be counted (a rebuild's): its payload was not kept")
+
+
 def market_data(view: tuple) -> MarketData:
     market_id, game_id, kind, type_, period, participant_id, header, main_point, changed = view
     status, reason, main_key, books, name = header

@@ -18,7 +18,8 @@ from domain.devig import DEFAULT_METHOD
 from projections.event_time import to_us
 from projections.deltas import (
     M_AS_OF, M_KIND, M_LINES, M_MAIN_KEY, M_MARKET_ID, M_NAME, M_ORIGIN, M_REASON, M_SEQ, M_STATUS,
-    M_SUSPEND_ALL, M_SUSPEND_BOOK, MARKET_SUSPENDED, MARKET_UPDATE, Delta, header_of, market_data, view_of,
+    M_SUSPEND_ALL, M_SUSPEND_BOOK, MARKET_SUSPENDED, MARKET_UPDATE, Delta, header_of, market_data, not_kept,
+    view_of,
 )
 from projections.quote_event import QuoteEvent, QuotedOutcomeText
 from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key, selection_rank
@@ -327,10 +328,12 @@ def _looks_changed(was: Consensus | None, was_main: bool, now: Consensus | None,
 
 
 def reduce_market(state: GameState | None, event, window_us: int,
-                  own: Owned | None = None) -> tuple[GameState, list[Delta]]:
+                  own: Owned | None = None, views: bool = True) -> tuple[GameState, list[Delta]]:
     """`own`: objects this fold made, which may change in place (see `Owned`). Without it the
     call owns only what it makes itself, so nothing of `state` changes: one code path either
-    way, and a fold in batches gives what a fold event by event gives."""
+    way, and a fold in batches gives what a fold event by event gives. `views` False: the
+    deltas are only counted (a rebuild's: published by the live run), so their payloads are
+    not taken (`deltas.not_kept`)."""
     if own is None:
         own = Owned()
     q: tuple[Any, ...] | None = astuple(event) if is_quote(event) else None  # its fields (`Q_SOURCE` ...)
@@ -396,11 +399,14 @@ def reduce_market(state: GameState | None, event, window_us: int,
         seq = last_seq + 1
         new = _set(new, own, seq=seq)
         kind = MARKET_SUSPENDED if nf[M_STATUS] == "suspended" and before_status != "suspended" else MARKET_UPDATE
-        deltas.append(Delta(
-            market_topic(market_id), kind, seq, source_ts if source_ts is not None else to_us(event.source_ts),
-            event.source if q is None else q[Q_SOURCE], market_data,
-            view_of(nf, changed, header),  # `market_view(new, ...)`: only the seq changed since `nf`
-        ))
+        topic = market_topic(market_id)
+        ts = source_ts if source_ts is not None else to_us(event.source_ts)
+        source = event.source if q is None else q[Q_SOURCE]
+        if views:
+            # `market_view(new, ...)`: only the seq changed since `nf`
+            deltas.append(Delta(topic, kind, seq, ts, source, market_data, view_of(nf, changed, header)))
+        else:
+            deltas.append(Delta(topic, kind, seq, ts, source, not_kept))
     if not own.has(game):
         for m in game.markets.values():
             own.disown(m)
