@@ -245,12 +245,14 @@ def other_methods(odds: Sequence[tuple[float, ...]]) -> dict[str, tuple[tuple[fl
     return out
 
 
-def pick_main(lines: Mapping[str, LineState], window_us: int) -> str | None:
+def pick_main(lines: dict[str, LineState], window_us: int) -> str | None:
     """The main line: among lines whose newest eligible quote is within the staleness window of
     the market's newest (event time), a line whose values are served before one that is not,
     then the one quoted by the most books; ties: the newest quotes, then closest to even, then
     the lower point. A stale line never decides, however many books
-    it had (a preseason quote against the closing line)."""
+    it had (a preseason quote against the closing line). (`lines` a dict, not any Mapping:
+    compiled, a dict's values are iterated natively, a Mapping's through a method call and an
+    iterator; this runs for every quote.)"""
     newest = 0
     for line in lines.values():
         c = line.consensus
@@ -291,12 +293,13 @@ def _ranks_before(c: Consensus, line: LineState, key: str, other: LineState, oth
     return key < other_key
 
 
-def line_consensus(line_books: Mapping[str, BookQuote], suspend_all: Suspension | None,
-                   suspend_book: Mapping[str, Suspension], window_us: int) -> Consensus | None:
+def line_consensus(line_books: dict[str, BookQuote], suspend_all: Suspension | None,
+                   suspend_book: dict[str, Suspension], window_us: int) -> Consensus | None:
     """`consensus(eligible_quotes(...))`, with a shortcut for the line of every quote of a
     replay: nothing suspended, every book that may count offering the same outcomes within the
     window, no published line. Its candidates are then the eligible quotes and the consensus
-    inputs as they are (the same list, the same order), so only the lists are not built twice."""
+    inputs as they are (the same list, the same order), so only the lists are not built twice.
+    (Dicts, not any Mappings: compiled, a dict's values are iterated natively.)"""
     if suspend_all is not None or suspend_book:
         return consensus(eligible_quotes(line_books, suspend_all, suspend_book, window_us))
     eligible: list[BookQuote] = []

@@ -135,6 +135,7 @@ def is_quote(e: object) -> bool:
 _PRICED: dict[tuple, tuple[tuple[int, ...], tuple[float, ...] | None, tuple[str, ...], tuple[float, ...] | None]]
 _PRICED = {}
 PRICED_KEPT = 1 << 12  # distinct quotes kept; a log with more starts over
+_SELECTIONS: dict[tuple[str, ...], tuple[str, ...]] = {}  # the selections of `_PRICED`'s entries, each once
 
 
 def book_quote(e: Quote, origin: Origin, point: Decimal | None) -> BookQuote:
@@ -165,6 +166,10 @@ def _book_quote(q: tuple[Any, ...], origin: Origin, ts: int, point: Decimal | No
         if texts:
             if len(_PRICED) >= PRICED_KEPT:
                 _PRICED.clear()
+                _SELECTIONS.clear()
+            # one tuple per selection set: a line's books are then compared by identity
+            # (`consensus.line_consensus`), not item by item, whatever their prices
+            selections = _SELECTIONS.setdefault(selections, selections)
             order = tuple([next(i for i, o in enumerate(outcomes) if o is x) for x in ordered])
             _PRICED[known] = (order, odds, selections, probabilities)
     else:
