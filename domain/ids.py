@@ -49,14 +49,16 @@ _SEP = "\x1f"
 _PAIRS = tuple(a + b for a in ALPHABET for b in ALPHABET)
 
 
-def _encode(digest: bytes) -> str:
-    """The top 100 bits of the digest, 5 bits a letter, most significant first."""
+def _encode(digest: bytes, prefix: str = "") -> str:
+    """`prefix`, then the top 100 bits of the digest, 5 bits a letter, most significant first."""
     n = int.from_bytes(digest[:13], "big") >> 4  # 104 bits -> the top 100
     t = _PAIRS
-    return (
-        t[n >> 90] + t[(n >> 80) & 1023] + t[(n >> 70) & 1023] + t[(n >> 60) & 1023] + t[(n >> 50) & 1023]
-        + t[(n >> 40) & 1023] + t[(n >> 30) & 1023] + t[(n >> 20) & 1023] + t[(n >> 10) & 1023] + t[n & 1023]
-    )
+    # one join, not ten concatenations that each make a new string (callgrind: 13,200 -> 11,100
+    # instructions a call)
+    return "".join((
+        prefix, t[n >> 90], t[(n >> 80) & 1023], t[(n >> 70) & 1023], t[(n >> 60) & 1023], t[(n >> 50) & 1023],
+        t[(n >> 40) & 1023], t[(n >> 30) & 1023], t[(n >> 20) & 1023], t[(n >> 10) & 1023], t[n & 1023],
+    ))
 
 
 def natural_id(kind: str, *key: object) -> str:
@@ -64,12 +66,12 @@ def natural_id(kind: str, *key: object) -> str:
     if not key:
         raise ValueError("a natural key needs at least one part")
     material = _SEP.join([kind, *("" if k is None else str(k) for k in key)])
-    return PREFIXES[kind] + _encode(hashlib.blake2b(material.encode(), digest_size=16).digest())
+    return _encode(hashlib.blake2b(material.encode(), digest_size=16).digest(), PREFIXES[kind])
 
 
 def random_id(kind: str) -> str:
     """A fresh handle: 100 bits from the OS's CSPRNG (one call, not one per letter)."""
-    return PREFIXES[kind] + _encode(secrets.token_bytes(13))
+    return _encode(secrets.token_bytes(13), PREFIXES[kind])
 
 
 # a random byte's low 5 bits as a letter (256 is a multiple of 32, so letters stay uniform)

@@ -401,8 +401,16 @@ def _bare(event: AnyEvent) -> bytes:
     return _encoder.encode(msgspec.structs.replace(event, event_id="", ingest_ts=_EPOCH))
 
 
+# the content ID's hash, its parameters set once: each ID hashes with a copy (the constructor
+# and its keyword cost more than the copy, and stamping runs for every event)
+_HASH = hashlib.blake2b(digest_size=16)
+_EVENT_PREFIX = PREFIXES["event"]
+
+
 def _id_of(bare: bytes) -> str:
-    return PREFIXES["event"] + _encode(hashlib.blake2b(bare, digest_size=16).digest())
+    h = _HASH.copy()
+    h.update(bare)
+    return _encode(h.digest(), _EVENT_PREFIX)
 
 
 def content_id(event: AnyEvent) -> str:
@@ -448,7 +456,12 @@ def stamp_value(encoded: bytes) -> tuple[str, bytes]:
     datetime, is a string: its value ends at the next quote)."""
     start = encoded.index(_INGEST_TS) + len(_INGEST_TS)
     end = encoded.index(b'"', start + 1) + 1
-    event_id = _id_of(encoded[:start] + _BARE_TS_VALUE + encoded[end:])
+    # `_id_of` of the bare bytes, hashed in their three parts: never joined into one more copy
+    h = _HASH.copy()
+    h.update(encoded[:start])
+    h.update(_BARE_TS_VALUE)
+    h.update(encoded[end:])
+    event_id = _encode(h.digest(), _EVENT_PREFIX)
     return event_id, encoded.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1)
 
 
