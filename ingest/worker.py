@@ -41,7 +41,7 @@ import msgspec
 from ingest.batches import Batch, Prepared, RunState, batched, checked_events
 from ingest.records import GameClaim, Identity, Item, Record, Rejected, Resolution, WeekGame
 from ingest.resolution import claims_of
-from schemas.events import encode, event_key, event_topic, stamp_encoded, stamp_value
+from schemas.events import EVENT_ROUTES, encode, stamp_encoded, stamp_value
 
 # below this many source records a run stays inline: a fork costs more than it saves on a small file
 WORKER_MIN_RECORDS = 512
@@ -67,10 +67,11 @@ def claims_record(claims: list[GameClaim], weeks: list[WeekGame], identities: li
 # A built batch's events travel as MessagePack (half of pickle's cost both ways for lists of
 # strings and bytes); the rest of the message, which may hold a rejected record's text with
 # bytes that were not UTF-8 (lone surrogates, which MessagePack cannot carry), as pickle.
-# The events: each one's ID ("" when the run is to stamp it), (base topic, key, value) and
-# type name, in order.
+# The events, as five lists in the same order: each one's ID ("" when the run is to stamp it),
+# base topic, key, value and type name (lists, not a (topic, key, value) tuple an event: the run
+# builds that tuple once its value is stamped).
 _events_out = msgspec.msgpack.Encoder()
-_events_in = msgspec.msgpack.Decoder(tuple[list[str], list[tuple[str, bytes, bytes]], list[str]])
+_events_in = msgspec.msgpack.Decoder(tuple[list[str], list[str], list[bytes], list[bytes], list[str]])
 
 
 def _built(batch: Batch, resolution: Resolution, state: RunState) -> bytes:
@@ -78,7 +79,9 @@ def _built(batch: Batch, resolution: Resolution, state: RunState) -> bytes:
     stamped by the run (`ParseWorker._stamped`), one given an ID here, as `build` does."""
     rejected: list[Rejected] = []
     ids: list[str] = []
-    records: list[tuple[str, bytes, bytes]] = []
+    topics: list[str] = []
+    keys: list[bytes] = []
+    values: list[bytes] = []
     kinds: list[str] = []
     for event in checked_events(batch, resolution, rejected):
         if event.event_id:
@@ -87,10 +90,15 @@ def _built(batch: Batch, resolution: Resolution, state: RunState) -> bytes:
         else:
             value = encode(event)
             ids.append("")
-        records.append((event_topic(event), event_key(event).encode(), value))
-        kinds.append(type(event).__name__)
+        # (checked_events let through registered types only)
+        kind = type(event)
+        topic, key_field = EVENT_ROUTES[kind]
+        topics.append(topic)
+        keys.append(getattr(event, key_field).encode())
+        values.append(value)
+        kinds.append(kind.__name__)
     state.records.update(batch.indices)
-    events = _events_out.encode((ids, records, kinds))
+    events = _events_out.encode((ids, topics, keys, values, kinds))
     return pickle.dumps(("built", events, rejected, len(state.records)), pickle.HIGHEST_PROTOCOL)
 
 
@@ -285,21 +293,20 @@ class ParseWorker:
             return ("built", self._stamped(*_events_in.decode(events), rejected, records_read))
         return message
 
-    def _stamped(self, ids: list[str], records: list[tuple[str, bytes, bytes]], kinds: list[str],
+    def _stamped(self, ids: list[str], topics: list[str], keys: list[bytes], values: list[bytes], kinds: list[str],
                  rejected: list[Rejected], records_read: int) -> Prepared:
         """A built batch stamped, without the events this run already had: what `prepare` makes."""
         seen = self._seen
         new_ids: list[str] = []
         new: list[tuple[str, bytes, bytes]] = []
         new_kinds: list[str] = []
-        for event_id, record, kind in zip(ids, records, kinds):
+        for event_id, topic, key, value, kind in zip(ids, topics, keys, values, kinds):
             if not event_id:
-                event_id, value = stamp_value(record[2])
-                record = (record[0], record[1], value)
+                event_id, value = stamp_value(value)
             if event_id not in seen:
                 seen.add(event_id)
                 new_ids.append(event_id)
-                new.append(record)
+                new.append((topic, key, value))
                 new_kinds.append(kind)
         return Prepared(new_ids, new, Counter(new_kinds), rejected, records_read)
 

@@ -368,6 +368,9 @@ def _routes() -> dict[type, tuple[str, str]]:
 
 # one lookup by type: ingest keys and routes every event it sends
 _ROUTES = _routes()
+# the same, for a loop that keys and routes a batch of events (ingest's worker): one lookup an
+# event instead of event_topic's and event_key's calls; every type in it is registered
+EVENT_ROUTES: dict[type, tuple[str, str]] = _ROUTES
 _KEY_FIELD: dict[type, str] = {kind: key for kind, (_, key) in _ROUTES.items()}
 _TOPIC: dict[type, str] = {kind: feed for kind, (feed, _) in _ROUTES.items()}
 
