@@ -247,3 +247,21 @@ def test_a_run_resolves_the_workers_claims_while_it_holds_a_batch(tmp_path):
     # batch held, those of the BUILT_AHEAD batches queued behind it and of the one after
     assert held >= pipeline.BUILT_AHEAD + 3, held
     assert _shape(out) == _shape(_inline(path))  # and the run's batches are the inline path's
+
+
+def test_the_runs_side_of_the_pipe_reads_whole_messages_however_they_are_cut():
+    # The run reads the worker's pipe in the chunks the event loop reads (up to 256 KiB, or
+    # less): a chunk may end inside a message's 8-byte length, hold several messages, or be a
+    # part of one message of MBs. Each message is queued whole, once, in order; None at the end.
+    rng = random.Random(5)
+    messages = [b"", b"x", os.urandom(7), os.urandom(9), os.urandom(3 << 20), b"claims", os.urandom(1000)]
+    stream = b"".join(len(m).to_bytes(8, "big") + m for m in messages)
+    byte_by_byte = list(range(1, 64))  # through the small messages' lengths and bodies
+    for cuts in ([], byte_by_byte, [3, 8, 9, 15, 16, 17, 30], sorted(rng.sample(range(1, len(stream)), 400))):
+        queue: asyncio.Queue = asyncio.Queue()
+        reader = worker._Messages(queue)
+        for start, end in zip([0, *cuts], [*cuts, len(stream)]):
+            reader.data_received(stream[start:end])
+        reader.eof_received()
+        got = [queue.get_nowait() for _ in range(queue.qsize())]
+        assert got == [*messages, None], [len(g) if g is not None else None for g in got]
