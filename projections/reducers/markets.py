@@ -273,10 +273,14 @@ def _with_quote(m: MarketState, f: tuple[Any, ...], q: tuple[Any, ...], key: str
         lines[key] = new_line
         if line is None:
             force_setattr(m, "lines", dict(sorted(lines.items())))
-    force_setattr(m, "name", name)
-    force_setattr(m, "origin", origin)
+    # set only what changed (a copy holds `f`'s values): each force_setattr is a call into msgspec
+    if name is not m_name:
+        force_setattr(m, "name", name)
+    if origin is not m_origin:
+        force_setattr(m, "origin", origin)
     as_of: int = f[M_AS_OF]
-    force_setattr(m, "as_of", max(as_of, quote.ts))
+    if quote.ts > as_of:  # max(as_of, quote.ts)
+        force_setattr(m, "as_of", quote.ts)
     return m, True
 
 
