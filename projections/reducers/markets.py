@@ -131,8 +131,11 @@ def is_quote(e: object) -> bool:
 # no-vig probabilities again. Names are not part of the key (pricing never reads them), so the
 # entries are few. Kept only for text (a canonical `PriceQuoted` has Decimals, of which 47.5
 # and 47.50 are equal keys but not the same point): equal texts give equal values, so a hit is
-# what `priced` would give. The outcomes' order is kept as their positions in the event.
-_PRICED: dict[tuple, tuple[tuple[int, ...], tuple[float, ...] | None, tuple[str, ...], tuple[float, ...] | None]]
+# what `priced` would give. The outcomes' order is kept as their positions in the event, and
+# their price and point Decimals (`decimal_of` of their texts) in event order: a hit takes them
+# from here instead of looking each text up again.
+_PRICED: dict[tuple, tuple[tuple[int, ...], tuple[float, ...] | None, tuple[str, ...], tuple[float, ...] | None,
+                           tuple[tuple[Any, Any], ...]]]
 _PRICED = {}
 PRICED_KEPT = 1 << 12  # distinct quotes kept; a log with more starts over
 _SELECTIONS: dict[tuple[str, ...], tuple[str, ...]] = {}  # the selections of `_PRICED`'s entries, each once
@@ -147,21 +150,19 @@ def _book_quote(q: tuple[Any, ...], origin: Origin, ts: int, point: Decimal | No
     """`book_quote` of the quote's `astuple` (`ts`: the origin's source_ts, at hand)."""
     market_type: str = q[Q_MARKET_TYPE]
     key: list[Any] = [market_type, q[Q_POINT]]
-    outcomes = []
+    fields: list[tuple[Any, ...]] = []  # each outcome's, by position (`O_SELECTION` ...)
     texts = True
     for o in q[Q_OUTCOMES]:
         f: tuple[Any, ...] = astuple(o)
-        selection: str = f[O_SELECTION]
         price = f[O_PRICE]
-        price_format: str = f[O_PRICE_FORMAT]
-        at = f[O_POINT]
         texts = texts and type(price) is str
-        key += (selection, price, price_format, at)
-        outcomes.append(QuotedOutcome(selection, f[O_NAME], f[O_PARTICIPANT_ID], decimal_of(price), price_format,
-                                      decimal_of(at)))
+        key += (f[O_SELECTION], price, f[O_PRICE_FORMAT], f[O_POINT])
+        fields.append(f)
     known = tuple(key)
     made = _PRICED.get(known) if texts else None
     if made is None:
+        outcomes = [QuotedOutcome(f[O_SELECTION], f[O_NAME], f[O_PARTICIPANT_ID], decimal_of(f[O_PRICE]),
+                                  f[O_PRICE_FORMAT], decimal_of(f[O_POINT])) for f in fields]
         ordered, odds, selections, probabilities = priced(outcomes, market_type, point)
         if texts:
             if len(_PRICED) >= PRICED_KEPT:
@@ -171,9 +172,12 @@ def _book_quote(q: tuple[Any, ...], origin: Origin, ts: int, point: Decimal | No
             # (`consensus.line_consensus`), not item by item, whatever their prices
             selections = _SELECTIONS.setdefault(selections, selections)
             order = tuple([next(i for i, o in enumerate(outcomes) if o is x) for x in ordered])
-            _PRICED[known] = (order, odds, selections, probabilities)
+            decimals = tuple([(o.price, o.point) for o in outcomes])
+            _PRICED[known] = (order, odds, selections, probabilities, decimals)
     else:
-        order, odds, selections, probabilities = made
+        order, odds, selections, probabilities, decimals = made
+        outcomes = [QuotedOutcome(f[O_SELECTION], f[O_NAME], f[O_PARTICIPANT_ID], decimals[i][0], f[O_PRICE_FORMAT],
+                                  decimals[i][1]) for i, f in enumerate(fields)]
         ordered = tuple([outcomes[i] for i in order])
     return BookQuote(q[Q_BOOK], q[Q_BOOK_NAME], q[Q_KIND], origin, ordered, odds, selections, probabilities, ts)
 
