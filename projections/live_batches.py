@@ -10,6 +10,12 @@ set by that cost, not by the load, and once behind never catches up. Here the ag
 its records over (`add`) and goes on taking; one writer per dataset (`run`) applies everything
 handed over since its last write as one batch.
 
+A batch written while more records wait keeps the dataset's lock for the next one, and so does
+one after which records arrive within LIVE_LINGER: `idle` (the writer lets go of the lock;
+pg_writer.SharedLock) is called only once nothing arrived for that long after a write. Measured
+at 2,000 events/s with `idle` right after any write that left nothing waiting: 0.4-1.1 lock
+round trips per batch besides the batch's own, as records come in faust's takes.
+
 Bounded: a batch holds at most `limit` records (a commit's time stays bounded however far behind
 we are), and `add` waits while `limit` records are waiting, so faust's own buffers, and its
 fetching, stop there (the backlog stays in the log, not in memory).
@@ -22,12 +28,16 @@ from typing import Awaitable, Callable, Generic, TypeVar
 
 R = TypeVar("R")
 LIVE_BATCH_MAX = 10_000  # records per live batch; the catch-up's are 20,000 (projections.replay)
+LIVE_LINGER = 0.05  # seconds without records after a write before `idle`
 
 
 class LiveBatches(Generic[R]):
-    def __init__(self, apply: Callable[[list[R]], Awaitable[object]], limit: int = LIVE_BATCH_MAX) -> None:
+    def __init__(self, apply: Callable[[list[R]], Awaitable[object]], limit: int = LIVE_BATCH_MAX,
+                 idle: Callable[[], Awaitable[object]] | None = None, linger: float = LIVE_LINGER) -> None:
         self.apply = apply
         self.limit = limit
+        self.idle = idle
+        self.linger = linger
         self.pending: list[R] = []
         self.writing = False
         self.failed: BaseException | None = None
@@ -44,7 +54,8 @@ class LiveBatches(Generic[R]):
 
     async def run(self) -> None:
         """The writer: apply what was handed over, at most `limit` records at a time, until cancelled
-        or a batch fails (the failure is raised here and by every later `add`)."""
+        or a batch fails (the failure is raised here and by every later `add`); `idle` once
+        nothing arrived within `linger` after a write."""
         while True:
             async with self._changed:
                 await self._changed.wait_for(lambda: bool(self.pending))
@@ -53,6 +64,8 @@ class LiveBatches(Generic[R]):
                 self._changed.notify_all()  # room for `add`
             try:
                 await self.apply(batch)
+                if self.idle is not None and not await self._more_within(self.linger):
+                    await self.idle()
             except BaseException as exc:
                 async with self._changed:
                     self.failed = exc
@@ -62,6 +75,15 @@ class LiveBatches(Generic[R]):
             async with self._changed:
                 self.writing = False
                 self._changed.notify_all()
+
+    async def _more_within(self, seconds: float) -> bool:
+        """Whether records are waiting, or arrive within `seconds`."""
+        async with self._changed:
+            try:
+                await asyncio.wait_for(self._changed.wait_for(lambda: bool(self.pending)), seconds)
+            except asyncio.TimeoutError:
+                pass
+            return bool(self.pending)
 
     async def drain(self) -> None:
         """Wait until everything handed over is applied (or the writer failed)."""

@@ -3,13 +3,22 @@ and outbox, in ONE transaction, one statement per table (arrays through `unnest`
 
 The tracking upsert runs first and is the fence: it only moves a partition's offset from the
 value this projector last saw, and only while `projection_meta.generation` is the one its state
-was loaded from. Any mismatch (another writer, or a rebuilt schema swapped in) raises
-`StaleState` before anything else is written, and the transaction rolls back.
+was loaded from. Any mismatch (another writer, or a rebuilt schema swapped in) fails the batch
+statement itself (`public.svc_projector_fence`), so nothing of the batch is written, and raises
+`StaleState`.
+
+A batch is usually that one statement on its own (autocommit): one round trip, where BEGIN, the
+statement and COMMIT took three. The dataset's advisory lock, which a live batch must hold shared
+while it commits (projections/locks.py), is then a session lock taken before the statement
+(`SharedLock`): taken inside the statement it would come after the statement's snapshot and
+after its table locks, and a rebuild's swap, which drops the old tables while it holds the lock
+exclusively, would wait for the statement forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import asyncpg
 
@@ -23,6 +32,47 @@ from schemas.read_models import column_list, columns
 
 class StaleState(Exception):
     """Postgres moved on without us (swap of a rebuilt schema, or a second projector)."""
+
+
+FENCE_SQLSTATE = "SVF01"  # raised by public.svc_projector_fence (global migration 0110)
+# How long a writer that keeps writing holds the dataset's lock before it lets a waiting rebuild
+# or verify in (they wait at most this, plus a batch, for the exclusive lock).
+SHARED_LOCK_HOLD = 0.5
+
+
+class SharedLock:
+    """The dataset's advisory lock held shared by one connection's session across the batches of
+    a busy spell, so that a batch needs no round trip of its own for it: taken before the first
+    batch (`take`), released once the writer has nothing more to write (`release`), and
+    released and taken again in one round trip every SHARED_LOCK_HOLD seconds while it keeps
+    writing, which lets a waiting exclusive holder in first (Postgres grants a released lock to
+    its waiters, and queues a new request behind them). A batch commits while the lock is held,
+    so no batch commits while a rebuild or verify holds it exclusively, as with the lock per
+    transaction. `key` None (a scratch schema): nothing to take."""
+
+    def __init__(self, key: int | None) -> None:
+        self.key = key
+        self.conn: asyncpg.Connection | None = None  # whose session holds it
+        self.since = 0.0
+
+    async def take(self, conn: asyncpg.Connection) -> None:
+        if self.key is None:
+            return
+        if self.conn is not None and self.conn is not conn:
+            await self.release()
+        if self.conn is None:
+            await conn.execute(f"SELECT pg_advisory_lock_shared({self.key})")
+        elif time.monotonic() - self.since >= SHARED_LOCK_HOLD:
+            # one simple query: released (a waiter is granted it now), then queued behind the waiter
+            await conn.execute(f"SELECT pg_advisory_unlock_shared({self.key}); SELECT pg_advisory_lock_shared({self.key})")
+        else:
+            return
+        self.conn, self.since = conn, time.monotonic()
+
+    async def release(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None and not conn.is_closed():  # a closed session released it
+            await conn.execute(f"SELECT pg_advisory_unlock_shared({self.key})")
 
 
 def _cast(column: str, pgtype: str) -> str:
@@ -95,18 +145,21 @@ def _seasons_sql(s: str) -> str:
     )
 
 
+def dataset_lock(schema: str, dataset: str) -> SharedLock:
+    """Live batches hold the dataset's lock shared; a scratch schema being built is nobody
+    else's business (and its builder holds that lock exclusively while it finishes)."""
+    return SharedLock(projector_lock_key(dataset) if schema == pg_schema(dataset) else None)
+
+
 class PgWriter:
-    """Writes one batch per transaction: BEGIN and the dataset lock in one round trip, then ONE
-    statement whose data-modifying CTEs fence the tracking rows and upsert every table, then
-    COMMIT (news and seasons add a statement each when the batch touched them)."""
+    """Writes one batch per transaction: ONE statement whose data-modifying CTEs fence the
+    tracking rows and upsert every table, on its own (autocommit); a batch that touched news or
+    seasons needs a statement more for each, and so BEGIN and COMMIT around them. The caller
+    holds the dataset's lock (`SharedLock.take`)."""
 
     def __init__(self, schema: str, dataset: str, epoch: str) -> None:
         self.schema = schema
         self.epoch = epoch
-        # live batches hold the dataset's lock shared; a scratch schema being built is nobody
-        # else's business (and its builder holds that lock exclusively while it finishes)
-        lock_key = projector_lock_key(dataset) if schema == pg_schema(dataset) else None
-        self.begin = "BEGIN" if lock_key is None else f"BEGIN; SELECT pg_advisory_xact_lock_shared({lock_key})"
         # seasons are recomputed from the games table: under this lock (a statement of its own,
         # so the recomputation's snapshot is taken after it), a writer sees every other
         # writer's committed games, and the last to commit leaves the complete season
@@ -155,7 +208,7 @@ class PgWriter:
             else:
                 parts.append(f"w_{table} AS ({upsert_sql(self.schema, table, n)})")
                 n += len(TABLES[table][0])
-        sql = "WITH " + ", ".join(parts) + " SELECT count(*) FROM trk"
+        sql = "WITH " + ", ".join(parts) + " SELECT public.svc_projector_fence(count(*), cardinality($1::text[])) FROM trk"
         self._statements[shape] = sql
         return sql
 
@@ -186,19 +239,23 @@ class PgWriter:
         if batch.envelopes:
             shape.append("outbox")
             args.extend(list(col) for col in zip(*batch.envelopes))
-        await conn.execute(self.begin)
+        alone = not rows.news_players and not rows.seasons
+        if not alone:
+            await conn.execute("BEGIN")
         try:
             statement = conn.fetchval(self._statement(tuple(shape)), *args)
             if sent is not None:
                 sent.set()
             try:
-                moved = await statement
+                await statement
             except asyncpg.UniqueViolationError as exc:
                 # another projector of the group committed these seqs first (both folded the
                 # same records): this projector's state is behind, like a tracking row that moved
                 raise StaleState(f"another writer committed {exc.detail or 'these deltas'} in {self.schema!r}") from exc
-            if moved != len(items):
-                raise StaleState(f"tracking in {self.schema!r} moved without this projector (or a new generation)")
+            except asyncpg.PostgresError as exc:
+                if exc.sqlstate == FENCE_SQLSTATE:
+                    raise StaleState(f"{self.schema!r}: {exc}") from exc
+                raise
             if rows.news_players:
                 await conn.execute(self.delete_news_sql, rows.news_players)
                 if rows.rows["news"]:
@@ -206,9 +263,10 @@ class PgWriter:
             if rows.seasons:
                 await conn.execute(self.seasons_lock)
                 await conn.execute(self.seasons_sql, *(list(col) for col in zip(*season_ids(rows.seasons))))
-            await conn.execute("COMMIT")
+            if not alone:
+                await conn.execute("COMMIT")
         except BaseException:
-            if not conn.is_closed():
+            if not alone and not conn.is_closed():
                 await conn.execute("ROLLBACK")
             raise
 

@@ -23,7 +23,7 @@ from projections.assemble import assemble
 from projections.batch import TP, Batch, BatchCore, Fold, Record
 from projections.cache import StateCache, cache_path, watermark
 from projections.pg_state import ensure_meta, read_parts, read_tracking
-from projections.pg_writer import PgWriter, StaleState
+from projections.pg_writer import PgWriter, StaleState, dataset_lock
 from projections.state import GameState
 from schemas.datasets import FEED_TOPICS, Dataset, pg_schema, topic_name
 
@@ -71,6 +71,7 @@ class DatasetProjector:
         self.epoch = ""
         self.generation = 0
         self.writer: PgWriter | None = None
+        self.shared = dataset_lock(self.schema, dataset)  # held shared while batches commit
         self.relay = None  # OutboxRelay, when deltas are published
         self.stats = Stats()
 
@@ -119,25 +120,37 @@ class DatasetProjector:
         return self.core.close(fold, datetime.now(timezone.utc))
 
     async def write(self, conn: asyncpg.Connection, batch: Batch, undo: bool = True,
-                    sent: asyncio.Event | None = None) -> None:
+                    sent: asyncio.Event | None = None, hold: bool = False) -> None:
         """Commit a folded batch, then update cache and relay. Undoes the fold on failure
-        (`undo=False`: the caller undoes, as a pipeline must, newest fold first)."""
+        (`undo=False`: the caller undoes, as a pipeline must, newest fold first). `hold`: keep
+        the dataset's lock for the next batch (the caller calls `release` once it has none)."""
         try:
+            if not batch.empty:  # nothing to commit otherwise (PgWriter.write)
+                await self.shared.take(conn)
             await self.writer.write(conn, batch, self.generation, sent)
         except BaseException:
             if undo:
                 self.core.rollback(batch)
+            if not hold:
+                with contextlib.suppress(Exception):  # the batch's own failure is the one to raise
+                    await self.release()
             raise
         self.committed_batch(batch)
+        if not hold:
+            await self.release()
 
-    async def apply(self, conn: asyncpg.Connection, records: Sequence[Record]) -> Batch:
+    async def release(self) -> None:
+        """Let go of the dataset's lock (held after `hold` writes); a no-op when not held."""
+        await self.shared.release()
+
+    async def apply(self, conn: asyncpg.Connection, records: Sequence[Record], hold: bool = False) -> Batch:
         async with self.lock:
             for attempt in range(3):
                 batch = self.fold(records)
                 if batch.empty:
                     return batch
                 try:
-                    await self.write(conn, batch)
+                    await self.write(conn, batch, hold=hold)
                     return batch
                 except StaleState as exc:
                     log.warning("%s: %s; reloading state from Postgres", self.schema, exc)

@@ -10,6 +10,7 @@ write fails, both folds are undone, newest first.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 from contextlib import contextmanager
@@ -90,18 +91,29 @@ async def catch_up(
     following), folds are written together once they hold that many records or the targets are
     reached. Returns the number of records applied."""
     applied = 0
-    while True:
-        try:
-            async with projector.lock:
-                with _rare_collections():
-                    applied += await _run(projector, conn, targets, stop, follow, batch_records, at_head,
-                                           write_every)
-            return applied
-        except StaleState as exc:
-            log.warning("%s: %s; reloading state and resuming", projector.schema, exc)
-            projector.stats.reloads += 1
-            async with projector.lock:
-                await projector.load(conn)
+    done = False
+    try:
+        while True:
+            try:
+                async with projector.lock:
+                    with _rare_collections():
+                        applied += await _run(projector, conn, targets, stop, follow, batch_records, at_head,
+                                               write_every)
+                done = True
+                return applied
+            except StaleState as exc:
+                log.warning("%s: %s; reloading state and resuming", projector.schema, exc)
+                projector.stats.reloads += 1
+                async with projector.lock:
+                    await projector.load(conn)
+    finally:
+        # the batches kept the dataset's lock from one to the next (`hold`): let go of it
+        async with projector.lock:
+            if done:
+                await projector.release()
+            else:
+                with contextlib.suppress(Exception):  # the run's own failure is the one to raise
+                    await projector.release()
 
 
 def _behind(consumer, tps, tracking: dict[TP, int], taken: int) -> int | None:
@@ -140,7 +152,7 @@ async def _read_and_fold(consumer, projector, conn, targets, stop, follow, batch
         if not batch.empty:
             applied += batch.applied
             sent = asyncio.Event()
-            task = asyncio.ensure_future(projector.write(conn, batch, undo=False, sent=sent))
+            task = asyncio.ensure_future(projector.write(conn, batch, undo=False, sent=sent, hold=True))
             pending = (batch, task)
             # let the write put its statement on the wire before the next fold takes the loop
             await asyncio.wait([task, asyncio.ensure_future(sent.wait())], return_when=asyncio.FIRST_COMPLETED)

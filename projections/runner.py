@@ -173,7 +173,8 @@ class Projector:
         relay = OutboxRelay(relay_conn, pg_schema(dataset), topic_name(dataset, WIRE_DELTAS, s.topic_namespace),
                             self.producer)
         projector.relay = relay
-        lane = Lane(projector, conn, relay_conn, relay, LiveBatches(partial(self.apply, projector)))
+        lane = Lane(projector, conn, relay_conn, relay, LiveBatches(partial(self.apply, projector),
+                                                                   idle=partial(self.idle, projector)))
         for task in (asyncio.create_task(relay.run(), name=f"relay-{dataset}"),
                      asyncio.create_task(lane.writer.run(), name=f"live-writer-{dataset}")):
             task.add_done_callback(self._task_done)
@@ -307,13 +308,18 @@ class Projector:
     async def apply(self, projector: DatasetProjector, records: list) -> None:
         lane = self.lanes[projector.dataset]
         try:
-            await projector.apply(lane.conn, records)
+            # the lock kept for the next batch; `idle` lets go of it once none waits
+            await projector.apply(lane.conn, records, hold=True)
         except Exception:
             log.exception("%s: a batch failed; exiting for a clean restart", projector.dataset)
             self.exit_code = 1
             self.stop.set()
             raise
         gc.freeze()
+
+    async def idle(self, projector: DatasetProjector) -> None:
+        async with projector.lock:
+            await projector.release()
 
     async def collect_now_and_then(self) -> None:
         while not self.stop.is_set():

@@ -97,3 +97,57 @@ async def test_a_writer_cancelled_mid_write_does_not_leave_a_drain_waiting():
     with pytest.raises(asyncio.CancelledError):
         await writer
     await asyncio.wait_for(batches.drain(), 5)
+
+
+async def test_idle_is_called_once_a_write_leaves_nothing_waiting():
+    """The writer keeps the dataset's lock from one batch to the next while records wait, and
+    lets go of it (`idle`) only after a write that left nothing waiting."""
+    writes = Writes()
+    idles: list[int] = []
+
+    async def idle() -> None:
+        idles.append(len(writes.batches))
+
+    batches = LiveBatches(writes, limit=1_000, idle=idle)
+    writer = asyncio.create_task(batches.run())
+    try:
+        await batches.add([0])
+        await writes.started.wait()
+        await batches.add([1, 2])  # waits while [0] is written
+        writes.release.set()
+        await batches.drain()
+        await _settle()
+        assert writes.batches == [[0], [1, 2]]
+        assert idles == [2]  # not after [0]: [1, 2] was waiting
+        await batches.add([3])
+        await batches.drain()
+        await _settle()
+        assert idles == [2, 3]
+    finally:
+        writer.cancel()
+
+
+async def test_records_that_arrive_soon_after_a_write_keep_the_lock():
+    """Records arriving within `linger` after a write: no `idle` in between (which would cost a
+    round trip to let go of the lock and one to take it again)."""
+    writes = Writes()
+    writes.release.set()
+    idles: list[int] = []
+
+    async def idle() -> None:
+        idles.append(len(writes.batches))
+
+    batches = LiveBatches(writes, limit=1_000, idle=idle, linger=60)
+    writer = asyncio.create_task(batches.run())
+    try:
+        await batches.add([0])
+        await writes.started.wait()
+        await _settle()  # [0] is written; the writer lingers
+        assert idles == []
+        batches.linger = 0  # from the next write on
+        await batches.add([1])
+        await batches.drain()
+        assert writes.batches == [[0], [1]]
+        assert idles == [2]
+    finally:
+        writer.cancel()
