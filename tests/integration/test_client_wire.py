@@ -54,6 +54,9 @@ async def test_the_consumer_resumes_after_the_api_process_is_killed_and_matches_
             first_seq, _ = await market_now(settings, MID)
             await until(lambda: sub.seqs.get(TOPIC) == first_seq, 20, "no snapshot")
             assert events[0].op == "snapshot" and events[0].seq == first_seq
+            # the stream's snapshot too, before any delta: its request may go out later than the
+            # socket's (a full run under load 17 opened it after round 0: its deltas began at 6)
+            await until(lambda: sse.seq == first_seq, 20, "no snapshot over server-sent events")
             await publish_round(settings, GID, 0)
             seq, _ = await market_now(settings, MID)
             await until(lambda: sub.seqs.get(TOPIC) == seq, 20, "deltas did not arrive")
