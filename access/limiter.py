@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from redis.exceptions import RedisError
 
 from access.window import LogReading, RatePolicy, admit
 
@@ -114,6 +113,13 @@ class Windows:
     def __init__(self, redis: Any | None, prefix: str, memory: MemoryWindows | None = None,
                  retry_after: float = REDIS_RETRY_SECONDS) -> None:
         self.shared = RedisWindows(redis, prefix) if redis is not None else None
+        # what a failing Redis raises; imported only with one configured: redis's package
+        # imports its whole client (~0.1 CPU-s), in every API process start, Redis or not
+        self._failures: tuple[type[BaseException], ...] = (OSError,)
+        if self.shared is not None:
+            from redis.exceptions import RedisError
+
+            self._failures = (RedisError, OSError)
         self.memory = memory or MemoryWindows()
         self.retry_after = retry_after
         self._warned_at = 0.0
@@ -123,7 +129,7 @@ class Windows:
         if self.shared is not None and time.monotonic() >= self._down_until:
             try:
                 return await self.shared.hit(key, policy)
-            except (RedisError, OSError) as exc:
+            except self._failures as exc:
                 now = time.monotonic()
                 self._down_until = now + self.retry_after
                 if now - self._warned_at > 30:
