@@ -149,16 +149,27 @@ def book_quote(e: Quote, origin: Origin, point: Decimal | None) -> BookQuote:
 def _book_quote(q: tuple[Any, ...], origin: Origin, ts: int, point: Decimal | None) -> BookQuote:
     """`book_quote` of the quote's `astuple` (`ts`: the origin's source_ts, at hand)."""
     market_type: str = q[Q_MARKET_TYPE]
-    key: list[Any] = [market_type, q[Q_POINT]]
-    fields: list[tuple[Any, ...]] = []  # each outcome's, by position (`O_SELECTION` ...)
-    texts = True
-    for o in q[Q_OUTCOMES]:
-        f: tuple[Any, ...] = astuple(o)
-        price = f[O_PRICE]
-        texts = texts and type(price) is str
-        key += (f[O_SELECTION], price, f[O_PRICE_FORMAT], f[O_POINT])
-        fields.append(f)
-    known = tuple(key)
+    events_outcomes: list[Any] = q[Q_OUTCOMES]
+    fields: list[tuple[Any, ...]]  # each outcome's, by position (`O_SELECTION` ...)
+    known: tuple
+    if len(events_outcomes) == 2:  # most quotes: the key as one tuple, not grown item by item
+        a: tuple[Any, ...] = astuple(events_outcomes[0])
+        b: tuple[Any, ...] = astuple(events_outcomes[1])
+        fields = [a, b]
+        texts = type(a[O_PRICE]) is str and type(b[O_PRICE]) is str
+        known = (market_type, q[Q_POINT], a[O_SELECTION], a[O_PRICE], a[O_PRICE_FORMAT], a[O_POINT],
+                 b[O_SELECTION], b[O_PRICE], b[O_PRICE_FORMAT], b[O_POINT])
+    else:
+        key: list[Any] = [market_type, q[Q_POINT]]
+        fields = []
+        texts = True
+        for o in events_outcomes:
+            f: tuple[Any, ...] = astuple(o)
+            price = f[O_PRICE]
+            texts = texts and type(price) is str
+            key += (f[O_SELECTION], price, f[O_PRICE_FORMAT], f[O_POINT])
+            fields.append(f)
+        known = tuple(key)
     made = _PRICED.get(known) if texts else None
     if made is None:
         outcomes = [QuotedOutcome(f[O_SELECTION], f[O_NAME], f[O_PARTICIPANT_ID], decimal_of(f[O_PRICE]),
