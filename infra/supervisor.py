@@ -202,6 +202,12 @@ class Supervisor:
         child.restarts += 1
 
     def _stop(self, child: Child) -> None:
+        if child.proc is not None and child.proc.poll() is not None:
+            # exited and not reaped yet (a one-shot that finished just before the stop): what is
+            # left of its group and its pid file go as a reap would take them
+            self._sweep(child.proc.pid)
+            child.pid_file.unlink(missing_ok=True)
+            child.proc = None
         if not child.running:
             return
         try:

@@ -64,3 +64,19 @@ def test_a_line_without_end_is_written_in_bounded_pieces(tmp_path):
     assert time.monotonic() - started < 30
     sizes = [p.stat().st_size for p in logs.iterdir()]
     assert sum(sizes) >= 300_000 and max(sizes) <= 100_000
+
+
+def test_a_child_that_exited_before_the_shutdown_leaves_no_pid_file(tmp_path):
+    # a CI run: the one-shot content load finished just before Ctrl-C, the supervisor's loop had
+    # not reaped it yet, and its stop skipped a child no longer running: content.pid was left
+    s = load_settings(env={}, use_stack=False, data_dir=tmp_path / "svc")
+    sup = Supervisor(s, sample=False)
+    sup.log_dir.mkdir(parents=True, exist_ok=True)
+    sup.run_dir.mkdir(parents=True, exist_ok=True)
+    child = Child("content", [sys.executable, "-c", "pass"], {}, one_shot=True)
+    sup._add(child)
+    sup._start(child)
+    child.proc.wait(30)  # exited, not reaped
+    assert child.pid_file.exists()
+    sup.shutdown()
+    assert list(sup.run_dir.glob("*.pid")) == []
