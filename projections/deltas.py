@@ -93,7 +93,12 @@ def game_data(game: GameState) -> GameStateData:
 # A market's fields by position in its `astuple`: the fold reads some twenty of them per quote,
 # each a generic attribute lookup from compiled code (~160 instructions) where one `astuple`
 # and C array reads do (Final: compiled, static C values).
-_MARKET_FIELDS = tuple([f.name for f in msgspec.structs.fields(MarketState)])
+def field_names(struct: Any) -> tuple[str, ...]:
+    """A msgspec struct type's field names in `astuple` order (what the positions index)."""
+    return tuple([f.name for f in msgspec.structs.fields(struct)])
+
+
+_MARKET_FIELDS = field_names(MarketState)
 M_MARKET_ID: Final = _MARKET_FIELDS.index("market_id")
 M_GAME_ID: Final = _MARKET_FIELDS.index("game_id")
 M_KIND: Final = _MARKET_FIELDS.index("kind")

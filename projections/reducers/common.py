@@ -36,7 +36,12 @@ class Owned:
 
 
 def origin_of(event) -> Origin:
-    return Origin(event.source, to_us(event.source_ts), to_us(event.ingest_ts), event.event_id)
+    return origin_from(event.source, event.source_ts, event.ingest_ts, event.event_id)
+
+
+def origin_from(source: str, source_ts: Any, ingest_ts: Any, event_id: str) -> Origin:
+    """`origin_of` from an event's fields already at hand (a quote's `astuple`)."""
+    return Origin(source, to_us(source_ts), to_us(ingest_ts), event_id)
 
 
 def merge_fields(fields: Fields, updates: Mapping[str, Any], stamp: Stamp) -> Fields:

@@ -18,12 +18,12 @@ from domain.devig import DEFAULT_METHOD
 from projections.event_time import to_us
 from projections.deltas import (
     M_AS_OF, M_KIND, M_LINES, M_MAIN_KEY, M_MARKET_ID, M_NAME, M_ORIGIN, M_REASON, M_SEQ, M_STATUS,
-    M_SUSPEND_ALL, M_SUSPEND_BOOK, MARKET_SUSPENDED, MARKET_UPDATE, Delta, header_of, market_data, not_kept,
-    view_of,
+    M_SUSPEND_ALL, M_SUSPEND_BOOK, MARKET_SUSPENDED, MARKET_UPDATE, Delta, field_names, header_of, market_data,
+    not_kept, view_of,
 )
 from projections.quote_event import QuoteEvent, QuotedOutcomeText
 from projections.quotes import decimal_odds, decimal_of, line_key, points_agree, selection_key, selection_rank
-from projections.reducers.common import Owned, earliest, origin_of
+from projections.reducers.common import Owned, earliest, origin_from, origin_of
 from projections.lines import BookQuote, Consensus, LineState
 from projections.state import GameState, MarketState, Origin, QuotedOutcome, Suspension
 from schemas.events import MarketSuspended, Outcome, PriceQuoted
@@ -36,13 +36,9 @@ from schemas.wire import market_topic
 # quote), a tuple's item a C array read. The canonical event and the projector's decoding of it
 # (`quote_event`) have the same fields in the same order (checked here); the positions are
 # looked up by name once (Final: compiled, static C values).
-def _field_names(struct: Any) -> tuple[str, ...]:
-    return tuple([f.name for f in msgspec.structs.fields(struct)])
-
-
-_QUOTE_FIELDS = _field_names(PriceQuoted)
-_OUTCOME_FIELDS = _field_names(Outcome)
-assert _field_names(QuoteEvent) == _QUOTE_FIELDS and _field_names(QuotedOutcomeText) == _OUTCOME_FIELDS
+_QUOTE_FIELDS = field_names(PriceQuoted)
+_OUTCOME_FIELDS = field_names(Outcome)
+assert field_names(QuoteEvent) == _QUOTE_FIELDS and field_names(QuotedOutcomeText) == _OUTCOME_FIELDS
 Q_SOURCE: Final = _QUOTE_FIELDS.index("source")
 Q_SOURCE_TS: Final = _QUOTE_FIELDS.index("source_ts")
 Q_INGEST_TS: Final = _QUOTE_FIELDS.index("ingest_ts")
@@ -378,9 +374,8 @@ def reduce_market(state: GameState | None, event, window_us: int,
     before: dict[str, Consensus | None] = {}
     source_ts: int | None = None  # the event's, once known
     if q is not None:
-        # `origin_of(event)`, from the fields at hand
-        source_ts = to_us(q[Q_SOURCE_TS])
-        origin = Origin(q[Q_SOURCE], source_ts, to_us(q[Q_INGEST_TS]), q[Q_EVENT_ID])
+        origin = origin_from(q[Q_SOURCE], q[Q_SOURCE_TS], q[Q_INGEST_TS], q[Q_EVENT_ID])
+        source_ts = origin.source_ts
         point = decimal_of(q[Q_POINT])
         quoted = line_key(point)
         if old is not None:
