@@ -366,13 +366,11 @@ def _routes() -> dict[type, tuple[str, str]]:
     return routes
 
 
-# one lookup by type: ingest keys and routes every event it sends
-_ROUTES = _routes()
-# the same, for a loop that keys and routes a batch of events (ingest's worker): one lookup an
-# event instead of event_topic's and event_key's calls; every type in it is registered
-EVENT_ROUTES: dict[type, tuple[str, str]] = _ROUTES
-_KEY_FIELD: dict[type, str] = {kind: key for kind, (_, key) in _ROUTES.items()}
-_TOPIC: dict[type, str] = {kind: feed for kind, (feed, _) in _ROUTES.items()}
+# one lookup by type: ingest keys and routes every event it sends (its worker reads it directly
+# for a batch: one lookup an event instead of event_topic's and event_key's calls)
+EVENT_ROUTES: dict[type, tuple[str, str]] = _routes()
+_KEY_FIELD: dict[type, str] = {kind: key for kind, (_, key) in EVENT_ROUTES.items()}
+_TOPIC: dict[type, str] = {kind: feed for kind, (feed, _) in EVENT_ROUTES.items()}
 
 
 def event_key(event: AnyEvent) -> str:
@@ -395,7 +393,7 @@ def event_topic(event: AnyEvent) -> str:
 def require_registered(events: Iterable[object]) -> None:
     """`UnregisteredEvent` for the first of `events` whose type the log does not know."""
     for event in events:
-        if type(event) not in _ROUTES:
+        if type(event) not in EVENT_ROUTES:
             raise UnregisteredEvent(event)
 
 
@@ -410,9 +408,12 @@ _HASH = hashlib.blake2b(digest_size=16)
 _EVENT_PREFIX = PREFIXES["event"]
 
 
-def _id_of(bare: bytes) -> str:
+def _id_of(*bare: bytes) -> str:
+    """The content ID of an event's bare bytes, given whole or in parts (hashed as they come:
+    never joined into one more copy)."""
     h = _HASH.copy()
-    h.update(bare)
+    for part in bare:
+        h.update(part)
     return _encode(h.digest(), _EVENT_PREFIX)
 
 
@@ -459,12 +460,7 @@ def stamp_value(encoded: bytes) -> tuple[str, bytes]:
     datetime, is a string: its value ends at the next quote)."""
     start = encoded.index(_INGEST_TS) + len(_INGEST_TS)
     end = encoded.index(b'"', start + 1) + 1
-    # `_id_of` of the bare bytes, hashed in their three parts: never joined into one more copy
-    h = _HASH.copy()
-    h.update(encoded[:start])
-    h.update(_BARE_TS_VALUE)
-    h.update(encoded[end:])
-    event_id = _encode(h.digest(), _EVENT_PREFIX)
+    event_id = _id_of(encoded[:start], _BARE_TS_VALUE, encoded[end:])  # the bare bytes in three parts
     return event_id, encoded.replace(_BARE_ID, b'"event_id":"' + event_id.encode() + b'"', 1)
 
 
